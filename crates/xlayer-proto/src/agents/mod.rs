@@ -1,0 +1,34 @@
+//! Receiver-side window agents: they watch every data segment a TCP receiver gets
+//! (with any cross-layer annotations network elements attached) and may rewrite the
+//! advertised window of every ACK the receiver sends. Koga (seed 000) and CLAMP
+//! (seed 004) plug in here.
+
+mod fixed;
+
+pub use fixed::FixedWindow;
+
+use crate::packet::{Annotations, TcpHeader};
+use crate::time::SimTime;
+
+/// What an agent learns about one arriving data segment.
+#[derive(Clone, Copy, Debug)]
+pub struct SegmentSeen<'a> {
+    pub header: &'a TcpHeader,
+    /// Cross-layer annotations on the packet, if any element attached some.
+    pub notes: Option<&'a Annotations>,
+    /// True if the segment advanced the in-order point (`rcv_nxt`).
+    pub in_order: bool,
+    /// Size of the IP packet that carried it.
+    pub packet_bytes: u32,
+}
+
+pub trait WindowAgent: Send {
+    /// Short stable name, used in outputs.
+    fn name(&self) -> &'static str;
+    /// Every arriving data segment, duplicates and out-of-order ones included.
+    fn on_segment(&mut self, now: SimTime, seg: SegmentSeen<'_>);
+    /// The window to advertise on an ACK sent now, given the receiver's own
+    /// buffer-based window. Returning more than `buffer_window_bytes` is allowed only
+    /// if the agent means to override the buffer (none of the shipped ones do).
+    fn advertise(&mut self, now: SimTime, buffer_window_bytes: u32) -> u32;
+}

@@ -1,0 +1,210 @@
+//! TCP receiver: cumulative ACKs, an out-of-order byte-range buffer, delayed ACKs
+//! (RFC 5681 §4.2 / RFC 1122 §4.2.3.2) and an optional receiver-side window agent that
+//! rewrites the advertised window (Koga, CLAMP, FixedWindow).
+//!
+//! The application reads in-order data immediately, so the buffer-based window is the
+//! receive buffer minus the out-of-order bytes held. Data beyond the advertised window is
+//! still accepted (no sender in this crate relies on it being dropped).
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::TcpConfig;
+use crate::agents::{SegmentSeen, WindowAgent};
+use crate::packet::{tcp_flags, Annotations, TcpHeader};
+use crate::time::{SimDur, SimTime};
+
+pub struct TcpReceiver {
+    mss: u64,
+    buffer_bytes: u64,
+    delayed_ack: bool,
+    delack_timeout: SimDur,
+    /// Next in-order byte expected; everything below was delivered.
+    rcv_nxt: u64,
+    /// Out-of-order ranges, start -> end (exclusive), disjoint and non-adjacent.
+    ooo: BTreeMap<u64, u64>,
+    ooo_bytes: u64,
+    agent: Option<Box<dyn WindowAgent>>,
+    /// In-order bytes received since the last ACK (delayed-ACK accounting).
+    unacked_bytes: u64,
+    delack_deadline: Option<SimTime>,
+    /// ACKs decided but not yet polled; each is built when decided, so a driver that
+    /// batches several segments before polling still gets every (duplicate) ACK.
+    pending: VecDeque<TcpHeader>,
+    last_window: u32,
+}
+
+impl std::fmt::Debug for TcpReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpReceiver")
+            .field("rcv_nxt", &self.rcv_nxt)
+            .field("ooo", &self.ooo)
+            .field("agent", &self.agent_name())
+            .field("last_window", &self.last_window)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig, agent: Option<Box<dyn WindowAgent>>) -> Self {
+        TcpReceiver {
+            mss: u64::from(cfg.mss_bytes.max(1)),
+            buffer_bytes: u64::from(cfg.rcv_buffer_bytes),
+            delayed_ack: cfg.delayed_ack,
+            delack_timeout: cfg.delack_timeout,
+            rcv_nxt: 0,
+            ooo: BTreeMap::new(),
+            ooo_bytes: 0,
+            agent,
+            unacked_bytes: 0,
+            delack_deadline: None,
+            pending: VecDeque::new(),
+            last_window: cfg.rcv_buffer_bytes,
+        }
+    }
+
+    /// One arriving data segment (`packet_bytes`: size of the IP packet that carried it).
+    /// Segments without payload are ignored.
+    pub fn handle_segment(
+        &mut self,
+        now: SimTime,
+        seg: &TcpHeader,
+        notes: Option<&Annotations>,
+        packet_bytes: u32,
+    ) {
+        if seg.payload_bytes == 0 {
+            return;
+        }
+        let (start, end) = (seg.seq, seg.seq + u64::from(seg.payload_bytes));
+        let had_hole = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
+        if start <= self.rcv_nxt && end > self.rcv_nxt {
+            self.rcv_nxt = end;
+            self.drain_ooo();
+        } else if start > self.rcv_nxt {
+            self.insert_ooo(start, end);
+        } // else: a complete duplicate.
+        let in_order = self.rcv_nxt > before;
+        if let Some(agent) = self.agent.as_mut() {
+            let seen = SegmentSeen {
+                header: seg,
+                notes,
+                in_order,
+                packet_bytes,
+            };
+            agent.on_segment(now, seen);
+        }
+        // RFC 5681 §4.2 / RFC 6582 §5: ACK out-of-order segments, duplicates and
+        // segments that fill (part of) a hole at once; no delay when disabled.
+        if !self.delayed_ack || !in_order || had_hole {
+            self.send_ack(now);
+            return;
+        }
+        self.unacked_bytes += self.rcv_nxt - before;
+        // RFC 5681 §4.2: ACK at least every second full-sized segment (Linux
+        // `__tcp_ack_snd_check`: more than one MSS unacknowledged).
+        if self.unacked_bytes > self.mss {
+            self.send_ack(now);
+        } else if self.delack_deadline.is_none() {
+            // RFC 1122 §4.2.3.2: the delay is bounded (delack_timeout, at most 500 ms).
+            self.delack_deadline = Some(now + self.delack_timeout);
+        }
+    }
+
+    /// Next ACK to send: flags ACK, no payload, seq 0, ack = rcv_nxt at decision time.
+    pub fn poll_transmit(&mut self, _now: SimTime) -> Option<TcpHeader> {
+        self.pending.pop_front()
+    }
+
+    /// Delayed-ACK deadline, if one is pending.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+
+    /// Call when `now >= poll_timeout()`; early or spurious calls are ignored.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        if matches!(self.delack_deadline, Some(d) if now >= d) {
+            self.send_ack(now);
+        }
+    }
+
+    fn send_ack(&mut self, now: SimTime) {
+        let buffer_window = self.buffer_window();
+        let window = match self.agent.as_mut() {
+            Some(agent) => agent.advertise(now, buffer_window),
+            None => buffer_window,
+        };
+        self.last_window = window;
+        // One ACK covers everything received so far: no delayed ACK remains owed.
+        self.unacked_bytes = 0;
+        self.delack_deadline = None;
+        self.pending.push_back(TcpHeader {
+            seq: 0,
+            ack: self.rcv_nxt,
+            window_bytes: window,
+            flags: tcp_flags::ACK,
+            payload_bytes: 0,
+        });
+    }
+
+    /// Free buffer space: in-order data is consumed at once, out-of-order data waits.
+    fn buffer_window(&self) -> u32 {
+        let free = self.buffer_bytes.saturating_sub(self.ooo_bytes);
+        u32::try_from(free).unwrap_or(u32::MAX)
+    }
+
+    /// Moves `rcv_nxt` over any buffered ranges it now reaches.
+    fn drain_ooo(&mut self) {
+        while let Some((&s, &e)) = self.ooo.first_key_value() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.ooo.remove(&s);
+            self.ooo_bytes -= e - s;
+            self.rcv_nxt = self.rcv_nxt.max(e);
+        }
+    }
+
+    /// Inserts [s, e) (with s > rcv_nxt), merging overlapping and adjacent ranges.
+    fn insert_ooo(&mut self, mut s: u64, mut e: u64) {
+        // Ranges are disjoint, so among those starting at or before `e` the ones that
+        // touch [s, e) are a suffix, found by walking back while they end at/after `s`.
+        let touching: Vec<(u64, u64)> = self
+            .ooo
+            .range(..=e)
+            .rev()
+            .take_while(|(_, &end)| end >= s)
+            .map(|(&a, &b)| (a, b))
+            .collect();
+        for (a, b) in touching {
+            self.ooo.remove(&a);
+            self.ooo_bytes -= b - a;
+            s = s.min(a);
+            e = e.max(b);
+        }
+        self.ooo.insert(s, e);
+        self.ooo_bytes += e - s;
+    }
+
+    /// In-order bytes handed to the application (= rcv_nxt).
+    pub fn delivered_bytes(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Window carried by the last ACK (the buffer size before any ACK).
+    pub fn advertised_window(&self) -> u32 {
+        self.last_window
+    }
+
+    pub fn buffered_out_of_order_bytes(&self) -> u64 {
+        self.ooo_bytes
+    }
+
+    /// The out-of-order ranges held, in order (for tests and traces).
+    pub fn out_of_order_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ooo.iter().map(|(&s, &e)| (s, e))
+    }
+
+    pub fn agent_name(&self) -> Option<&'static str> {
+        self.agent.as_ref().map(|a| a.name())
+    }
+}

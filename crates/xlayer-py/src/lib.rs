@@ -1,0 +1,116 @@
+//! Python bindings: thin wrappers over `xlayer-sim`. Errors are mapped in `errors`,
+//! results are converted in `report`.
+
+mod errors;
+mod report;
+
+use errors::{finish_error, scenario_error, ScenarioError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use xlayer_sim::{Scenario, SimDur, SimTime, World};
+
+/// One run of a scenario: build it, advance it (optionally in steps, for progress
+/// display), finish it once.
+#[pyclass(module = "xlayer._core")]
+struct Simulation {
+    world: Option<World>,
+    duration_s: f64,
+    scenario_hash: String,
+    wall_time_s: f64,
+}
+
+fn parse(scenario_json: &str) -> PyResult<Scenario> {
+    Scenario::from_json(scenario_json).map_err(scenario_error)
+}
+
+impl Simulation {
+    fn world(&self) -> PyResult<&World> {
+        self.world.as_ref().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this simulation has finished"))
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    #[pyo3(signature = (scenario_json, seed, run, pcap_dir=None))]
+    fn new(scenario_json: &str, seed: u64, run: u64, pcap_dir: Option<PathBuf>) -> PyResult<Self> {
+        let s = parse(scenario_json)?;
+        let world = xlayer_sim::build(&s, seed, run, pcap_dir.as_deref()).map_err(scenario_error)?;
+        Ok(Simulation {
+            duration_s: world.end().as_secs_f64(),
+            scenario_hash: world.scenario_hash().to_string(),
+            world: Some(world),
+            wall_time_s: 0.0,
+        })
+    }
+
+    #[getter]
+    fn duration_s(&self) -> f64 {
+        self.duration_s
+    }
+    #[getter]
+    fn now_s(&self) -> PyResult<f64> {
+        Ok(self.world()?.now().as_secs_f64())
+    }
+    #[getter]
+    fn events(&self) -> PyResult<u64> {
+        Ok(self.world()?.events())
+    }
+    #[getter]
+    fn scenario_hash(&self) -> &str {
+        &self.scenario_hash
+    }
+
+    /// Run events up to `until_s` (clamped to the duration). Releases the GIL.
+    fn advance(&mut self, py: Python<'_>, until_s: f64) -> PyResult<()> {
+        let world = self.world.as_mut().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this simulation has finished"))?;
+        let until = SimTime::ZERO + SimDur::from_secs_f64(until_s);
+        let started = std::time::Instant::now();
+        py.allow_threads(|| world.run_until(until));
+        self.wall_time_s += started.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Run to the end and return the results as plain Python containers.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let world = self.world.take().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this simulation has finished"))?;
+        let started = std::time::Instant::now();
+        let result = py.allow_threads(move || world.finish());
+        self.wall_time_s += started.elapsed().as_secs_f64();
+        let rep = result.map_err(finish_error)?;
+        report::to_dict(py, &rep, self.wall_time_s)
+    }
+}
+
+/// Raise ScenarioError if the scenario is invalid.
+#[pyfunction]
+fn validate(scenario_json: &str) -> PyResult<()> {
+    parse(scenario_json).map(|_| ())
+}
+
+/// JSON Schema of the scenario format, as a JSON string.
+#[pyfunction]
+fn schema() -> String {
+    Scenario::json_schema()
+}
+
+/// Run twice; None if identical, else the first diverging event.
+#[pyfunction]
+fn check_determinism<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run: u64) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let s = parse(scenario_json)?;
+    let result = py.allow_threads(|| xlayer_sim::check_determinism(&s, seed, run)).map_err(scenario_error)?;
+    result.map(|d| report::divergence_to_dict(py, &d)).transpose()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("RNG_ALGORITHM", xlayer_sim::engine::RNG_ALGORITHM)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(check_determinism, m)?)?;
+    Ok(())
+}

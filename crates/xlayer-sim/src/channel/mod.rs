@@ -1,0 +1,3 @@
+//! Channel models: what happens to a packet between the two ends of a link.
+
+pub mod loss;

@@ -1,0 +1,10 @@
+//! Event engine primitives: the time-ordered queue, per-component RNG streams and the
+//! event-stream fingerprint. The world that uses them lives in `crate::world`.
+
+mod fingerprint;
+mod queue;
+mod rng;
+
+pub use fingerprint::Fingerprint;
+pub use queue::EventQueue;
+pub use rng::{stream, uniform, Rng, RNG_ALGORITHM};

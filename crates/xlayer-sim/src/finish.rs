@@ -1,0 +1,159 @@
+//! End of a run: account for every packet and turn the world's counters into rows.
+
+use crate::app::App;
+use crate::stats::flow::quantile;
+use crate::stats::{FlowRow, LinkRow, RunReport};
+use crate::world::{Event, ReceiverSide, SenderSide, World};
+use xlayer_proto::{Dir, SimTime};
+
+/// Why a run could not produce a report.
+#[derive(Debug)]
+pub enum FinishError {
+    /// Packets went missing: a simulator bug, never the scenario's fault.
+    Conservation(String),
+    /// A capture file could not be written.
+    Capture(std::io::Error),
+}
+
+impl std::fmt::Display for FinishError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FinishError::Conservation(m) => write!(f, "packet conservation violated: {m}"),
+            FinishError::Capture(e) => write!(f, "writing a capture failed: {e}"),
+        }
+    }
+}
+impl std::error::Error for FinishError {}
+
+fn secs(t: Option<SimTime>) -> Option<f64> {
+    t.map(SimTime::as_secs_f64)
+}
+
+impl World {
+    /// Run to the end and report.
+    pub fn finish(mut self) -> Result<RunReport, FinishError> {
+        self.run_until(self.end);
+        for c in std::mem::take(&mut self.captures) {
+            if let Err(e) = c.finish() {
+                self.capture_error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = self.capture_error.take() {
+            return Err(FinishError::Capture(e));
+        }
+        // In flight: waiting in a queue or propagating on a wire.
+        let mut per_flow_in_flight = vec![0u64; self.flows.len()];
+        let queued = self.links.iter().flat_map(|l| l.queued());
+        let on_wire = self.queue.iter().filter_map(|e| match e {
+            Event::Arrive { pkt, .. } => Some(pkt),
+            _ => None,
+        });
+        for p in queued.chain(on_wire) {
+            self.conservation.in_flight += 1;
+            if p.dir == Dir::Forward {
+                per_flow_in_flight[p.flow.0 as usize] += 1;
+            }
+        }
+        let c = self.conservation;
+        if !c.holds() {
+            return Err(FinishError::Conservation(format!(
+                "sent {} != delivered {} + dropped {} + in flight {}",
+                c.sent, c.delivered, c.dropped, c.in_flight
+            )));
+        }
+        let flows = (0..self.flows.len()).map(|i| self.flow_row(i, per_flow_in_flight[i])).collect();
+        let duration = self.end.as_secs_f64();
+        let links = self
+            .links
+            .iter()
+            .map(|l| {
+                let (link, direction) = l.name.split_once(':').unwrap_or((&l.name, ""));
+                LinkRow {
+                    link: link.to_string(),
+                    direction: direction.to_string(),
+                    rate_bps: l.rate_bps,
+                    tx_packets: l.tx_packets,
+                    tx_bytes: l.tx_bytes,
+                    utilization: l.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * duration),
+                    drops_queue_overflow: l.drops_queue,
+                    drops_channel: l.drops_channel,
+                    queue_packets_at_end: l.queue_packets() as u64,
+                }
+            })
+            .collect();
+        let entities = self
+            .flows
+            .iter()
+            .map(|f| f.name.clone())
+            .chain(self.links.iter().map(|l| l.name.clone()))
+            .collect();
+        Ok(RunReport {
+            flows,
+            links,
+            series: std::mem::take(&mut self.series),
+            entities,
+            fingerprint: self.fingerprint.0,
+            events: self.events,
+            sim_time_s: self.now.as_secs_f64(),
+            scenario_hash: self.scenario_hash.clone(),
+            conservation: c,
+        })
+    }
+
+    fn flow_row(&mut self, i: usize, in_flight: u64) -> FlowRow {
+        let f = &mut self.flows[i];
+        let s = &mut f.stats;
+        s.delays_ns.sort_unstable();
+        let ns = |v: Option<u64>| v.map(|x| x as f64 * 1e-9);
+        let n = s.delays_ns.len();
+        let delay_mean_s = (n > 0).then(|| s.delays_ns.iter().map(|&d| d as f64).sum::<f64>() / n as f64 * 1e-9);
+        let jitter_mean_s = (n > 1).then(|| s.jitter_sum_ns as f64 / (n - 1) as f64 * 1e-9);
+        let (protocol, app_rx_bytes) = match &f.receiver {
+            ReceiverSide::Tcp(r) => ("tcp", r.delivered_bytes()),
+            ReceiverSide::Udp { app_rx_bytes } => ("udp", *app_rx_bytes),
+        };
+        let (retransmissions, timeouts, fast_retransmits) = match &f.sender {
+            SenderSide::Tcp(t) => (t.stats().retransmissions, t.stats().timeouts, t.stats().fast_retransmits),
+            SenderSide::Cbr(_) => (0, 0, 0),
+        };
+        let active_end = s.completed_at.unwrap_or(f.stop.min(self.end));
+        let active = active_end.since(f.start).as_secs_f64();
+        FlowRow {
+            flow: i as u32,
+            name: f.name.clone(),
+            protocol,
+            src: self.nodes[f.src as usize].name.clone(),
+            dst: self.nodes[f.dst as usize].name.clone(),
+            tx_packets: s.tx_packets,
+            tx_bytes: s.tx_bytes,
+            rx_packets: s.rx_packets,
+            rx_bytes: s.rx_bytes,
+            lost_packets: s.lost_packets(),
+            lost_queue_overflow: s.lost_queue_overflow,
+            lost_channel: s.lost_channel,
+            in_flight_packets: in_flight,
+            ack_tx_packets: s.ack_tx_packets,
+            ack_rx_packets: s.ack_rx_packets,
+            ack_lost_packets: s.ack_lost,
+            first_tx_s: secs(s.first_tx),
+            last_tx_s: secs(s.last_tx),
+            first_rx_s: secs(s.first_rx),
+            last_rx_s: secs(s.last_rx),
+            delay_mean_s,
+            delay_p50_s: ns(quantile(&s.delays_ns, 0.50)),
+            delay_p95_s: ns(quantile(&s.delays_ns, 0.95)),
+            delay_p99_s: ns(quantile(&s.delays_ns, 0.99)),
+            delay_max_s: ns(s.delays_ns.last().copied()),
+            jitter_mean_s,
+            app_rx_bytes,
+            goodput_bps: if active > 0.0 { app_rx_bytes as f64 * 8.0 / active } else { 0.0 },
+            retransmissions,
+            timeouts,
+            fast_retransmits,
+            completion_time_s: match f.app {
+                App::File { .. } => s.completed_at.map(|t| t.since(f.start).as_secs_f64()),
+                _ => None,
+            },
+        }
+    }
+}

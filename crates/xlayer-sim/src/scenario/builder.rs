@@ -1,0 +1,184 @@
+//! Turn a validated scenario into a ready-to-run world.
+
+use super::schema::*;
+use super::ScenarioError;
+use crate::app::{cbr_interval, App, CbrSource};
+use crate::channel::loss::{LossModel, LossProcess};
+use crate::engine::{stream, EventQueue, Fingerprint};
+use crate::link::LinkDir;
+use crate::stats::{Conservation, FlowStats, Series};
+use crate::trace::pcap::PcapWriter;
+use crate::world::{Event, FlowRt, NodeRt, ReceiverSide, SenderSide, World, NO_ROUTE};
+use std::collections::VecDeque;
+use std::path::Path;
+use xlayer_proto::agents::{FixedWindow, WindowAgent};
+use xlayer_proto::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use xlayer_proto::{SimDur, SimTime};
+
+/// Build the world for replication (`seed`, `run`). With `pcap_dir`, links listed in
+/// `output.pcap_links` (all links if the list is empty) are captured to
+/// `<pcap_dir>/<link>.pcap`.
+pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Result<World, ScenarioError> {
+    s.validate()?;
+    let index = |name: &str| s.nodes.iter().position(|n| n.name == name).expect("validated") as u32;
+    let mut links = Vec::with_capacity(2 * s.links.len());
+    let mut captures = Vec::new();
+    for l in &s.links {
+        let name = l.resolved_name();
+        let capture = match pcap_dir {
+            Some(dir) if s.output.pcap_links.is_empty() || s.output.pcap_links.contains(&name) => {
+                let path = dir.join(format!("{name}.pcap"));
+                let w = PcapWriter::create(&path).map_err(|e| {
+                    ScenarioError::at("output.pcap_links", format!("cannot create {}: {e}", path.display()))
+                })?;
+                captures.push(w);
+                Some(captures.len() - 1)
+            }
+            _ => None,
+        };
+        for (from, to, dir_ok) in [
+            (&l.a, &l.b, l.loss_direction != LossDirection::BToA),
+            (&l.b, &l.a, l.loss_direction != LossDirection::AToB),
+        ] {
+            let dir_name = format!("{name}:{from}->{to}");
+            let mut d = LinkDir::new(dir_name.clone(), index(to), l.rate.0, l.delay.0, l.queue);
+            d.capture = capture;
+            if dir_ok {
+                d.loss = l.loss.as_ref().map(|spec| {
+                    LossProcess::new(loss_model(spec), stream(seed, run, &format!("loss:{dir_name}")))
+                });
+            }
+            links.push((index(from), d));
+        }
+    }
+    let routes = shortest_paths(s.nodes.len(), &links);
+    let links: Vec<LinkDir> = links.into_iter().map(|(_, d)| d).collect();
+
+    let end = SimTime::ZERO + s.simulation.duration.0;
+    let mut queue = EventQueue::default();
+    let mut flows = Vec::with_capacity(s.flows.len());
+    for (i, f) in s.flows.iter().enumerate() {
+        let (src, dst) = (index(&f.src), index(&f.dst));
+        if routes[src as usize * s.nodes.len() + dst as usize] == NO_ROUTE {
+            return Err(ScenarioError::at(format!("flow[{i}].dst"), format!("no path from `{}` to `{}`", f.src, f.dst)));
+        }
+        if routes[dst as usize * s.nodes.len() + src as usize] == NO_ROUTE {
+            return Err(ScenarioError::at(format!("flow[{i}].src"), format!("no path back from `{}` to `{}`", f.dst, f.src)));
+        }
+        let start = SimTime::ZERO + f.start.map_or(SimDur::ZERO, |d| d.0);
+        let stop = f.stop.map_or(SimTime::MAX, |d| SimTime::ZERO + d.0);
+        let (app, sender, receiver) = endpoints(f, start, stop);
+        flows.push(FlowRt {
+            name: f.resolved_name(i),
+            src,
+            dst,
+            app,
+            start,
+            stop,
+            sender,
+            receiver,
+            wake: [SimTime::MAX; 2],
+            stats: FlowStats::default(),
+        });
+        if start < end {
+            queue.push(start, Event::Start { flow: i as u32 });
+        }
+        if stop < end {
+            queue.push(stop, Event::Stop { flow: i as u32 });
+        }
+    }
+    let series_interval = (s.output.series_interval.0 > SimDur::ZERO).then_some(s.output.series_interval.0);
+    if series_interval.is_some() {
+        queue.push(SimTime::ZERO, Event::Sample);
+    }
+    Ok(World {
+        now: SimTime::ZERO,
+        end,
+        queue,
+        fingerprint: Fingerprint::default(),
+        events: 0,
+        nodes: s.nodes.iter().map(|n| NodeRt { name: n.name.clone() }).collect(),
+        routes,
+        links,
+        flows,
+        captures,
+        capture_error: None,
+        next_uid: 0,
+        record_flows: s.output.flows,
+        series_interval,
+        series: Series::default(),
+        conservation: Conservation::default(),
+        digests: None,
+        scenario_hash: s.hash(),
+        outbox: Vec::new(),
+    })
+}
+
+fn loss_model(spec: &LossSpec) -> LossModel {
+    match *spec {
+        LossSpec::Bernoulli { p } => LossModel::Bernoulli { p },
+        LossSpec::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad } => {
+            LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad }
+        }
+    }
+}
+
+fn endpoints(f: &FlowSpec, start: SimTime, stop: SimTime) -> (App, SenderSide, ReceiverSide) {
+    match &f.app {
+        AppSpec::Cbr { rate, packet_size } => {
+            let bytes = packet_size.0 as u32;
+            let interval = cbr_interval(bytes, rate.0);
+            let src = CbrSource::new(bytes, interval, start, stop);
+            (App::Cbr { packet_bytes: bytes, interval }, SenderSide::Cbr(src), ReceiverSide::Udp { app_rx_bytes: 0 })
+        }
+        app => {
+            let spec = f.tcp.clone().unwrap_or_default();
+            let cfg = tcp_config(&spec);
+            let agent: Option<Box<dyn WindowAgent>> = match spec.agent {
+                Some(AgentSpec::Fixed { window }) => Some(Box::new(FixedWindow::new(window.0 as u32))),
+                None => None,
+            };
+            let app = match app {
+                AppSpec::File { size } => App::File { bytes: size.0 },
+                _ => App::Bulk,
+            };
+            (app, SenderSide::Tcp(TcpSender::new(&cfg)), ReceiverSide::Tcp(TcpReceiver::new(&cfg, agent)))
+        }
+    }
+}
+
+pub(crate) fn tcp_config(t: &TcpSpec) -> TcpConfig {
+    let d = TcpConfig::default();
+    TcpConfig {
+        mss_bytes: t.mss.map_or(d.mss_bytes, |b| b.0 as u32),
+        initial_cwnd_segments: t.initial_window.unwrap_or(d.initial_cwnd_segments),
+        min_rto: t.min_rto.map_or(d.min_rto, |x| x.0),
+        initial_rto: t.initial_rto.map_or(d.initial_rto, |x| x.0),
+        rcv_buffer_bytes: t.rcv_buffer.map_or(d.rcv_buffer_bytes, |b| b.0 as u32),
+        delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
+        delack_timeout: t.delack_timeout.map_or(d.delack_timeout, |x| x.0),
+        ..d
+    }
+}
+
+/// Static shortest-path (fewest hops) routing: BFS from every destination over the
+/// reversed links; ties go to the link listed first, so routes are deterministic.
+fn shortest_paths(n: usize, links: &[(u32, LinkDir)]) -> Vec<u32> {
+    let mut routes = vec![NO_ROUTE; n * n];
+    for dst in 0..n {
+        let mut dist = vec![usize::MAX; n];
+        dist[dst] = 0;
+        let mut frontier = VecDeque::from([dst]);
+        while let Some(v) = frontier.pop_front() {
+            for (id, (from, l)) in links.iter().enumerate() {
+                let u = *from as usize;
+                if l.to_node as usize == v && dist[u] == usize::MAX {
+                    dist[u] = dist[v] + 1;
+                    routes[u * n + dst] = id as u32;
+                    frontier.push_back(u);
+                }
+            }
+        }
+    }
+    routes
+}

@@ -1,0 +1,244 @@
+//! The scenario format. One schema, owned here: TOML files and Python dicts both
+//! deserialize into these types; unknown fields are rejected; every field documents its
+//! default. `xlayer schema` exports it as JSON Schema.
+
+use super::units::{Bytes, Duration, QueueLimit, Rate};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A complete scenario: topology, flows, run length and outputs.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form name, copied into outputs. Default: "".
+    #[serde(default)]
+    pub name: String,
+    pub simulation: Simulation,
+    /// What to record. Default: per-flow table on, time series every 100 ms.
+    #[serde(default)]
+    pub output: Output,
+    /// Hosts and routers.
+    #[serde(rename = "node")]
+    pub nodes: Vec<NodeSpec>,
+    /// Full-duplex point-to-point links between nodes.
+    #[serde(rename = "link")]
+    pub links: Vec<LinkSpec>,
+    /// Transport flows with their applications.
+    #[serde(rename = "flow", default)]
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Simulation {
+    /// Simulated time to run, e.g. "100s". Required.
+    pub duration: Duration,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    /// Record the per-flow table. Default: true.
+    #[serde(default = "yes")]
+    pub flows: bool,
+    /// Sampling interval of the time series (cwnd, rwnd, srtt, rto, bytes in flight per
+    /// flow; queue length and throughput per link direction); "0s" turns them off.
+    /// Default: "100ms".
+    #[serde(default = "default_series_interval")]
+    pub series_interval: Duration,
+    /// Links to capture when captures are requested (`--pcap`); empty means all links.
+    /// Default: [].
+    #[serde(default)]
+    pub pcap_links: Vec<String>,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output { flows: true, series_interval: default_series_interval(), pcap_links: vec![] }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_series_interval() -> Duration {
+    Duration(xlayer_proto::SimDur::from_millis(100))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// An end system: flows start and end here.
+    Host,
+    /// Forwards packets along static shortest paths.
+    Router,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique node name. Required.
+    pub name: String,
+    /// "host" or "router". Default: "host".
+    #[serde(default = "default_node_kind")]
+    pub kind: NodeKind,
+}
+
+fn default_node_kind() -> NodeKind {
+    NodeKind::Host
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Unique link name. Default: "<a>-<b>".
+    #[serde(default)]
+    pub name: Option<String>,
+    /// One end (node name). Required.
+    pub a: String,
+    /// The other end (node name). Required.
+    pub b: String,
+    /// Bit rate of each direction. Required.
+    pub rate: Rate,
+    /// One-way propagation delay. Required.
+    pub delay: Duration,
+    /// Drop-tail output queue limit per direction, in packets ("100pkt") or bytes
+    /// ("150000B"). Default: "1000pkt".
+    #[serde(default = "default_queue")]
+    pub queue: QueueLimit,
+    /// Random loss applied to packets as they leave the link. Default: none.
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    /// Which directions the loss model applies to: "both", "a_to_b" or "b_to_a".
+    /// Each direction gets its own loss process. Default: "both".
+    #[serde(default)]
+    pub loss_direction: LossDirection,
+}
+
+fn default_queue() -> QueueLimit {
+    QueueLimit::Packets(1000)
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDirection {
+    #[default]
+    Both,
+    AToB,
+    BToA,
+}
+
+/// Per-link loss model.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    /// Each packet is lost independently with probability `p`.
+    Bernoulli {
+        /// Loss probability, in [0, 1].
+        p: f64,
+    },
+    /// Two-state Markov chain (Good/Bad) stepped once per packet; each state loses packets
+    /// with its own probability.
+    GilbertElliott {
+        /// P(Good -> Bad) per packet, in [0, 1].
+        p_good_to_bad: f64,
+        /// P(Bad -> Good) per packet, in [0, 1].
+        p_bad_to_good: f64,
+        /// Loss probability in the Good state. Default: 0.
+        #[serde(default)]
+        loss_good: f64,
+        /// Loss probability in the Bad state. Default: 1.
+        #[serde(default = "one")]
+        loss_bad: f64,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    Tcp,
+    Udp,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Unique flow name. Default: "flow<index>".
+    #[serde(default)]
+    pub name: Option<String>,
+    /// "tcp" (NewReno) or "udp". Required.
+    pub protocol: Protocol,
+    /// Sending host. Required.
+    pub src: String,
+    /// Receiving host. Required.
+    pub dst: String,
+    /// What the application sends. Required.
+    pub app: AppSpec,
+    /// When the application starts. Default: "0s".
+    #[serde(default)]
+    pub start: Option<Duration>,
+    /// When the application stops offering data (bulk and CBR). Default: end of run.
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// TCP parameters (only for protocol = "tcp"). Default: see each field.
+    #[serde(default)]
+    pub tcp: Option<TcpSpec>,
+}
+
+/// The application on a flow.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppSpec {
+    /// Always has data to send (TCP only).
+    Bulk,
+    /// Sends `size` bytes once and records the completion time (TCP only).
+    File {
+        /// Bytes to transfer.
+        size: Bytes,
+    },
+    /// Constant bit rate: one `packet_size` packet every packet_size/rate (UDP only).
+    Cbr {
+        /// Sending rate at the IP layer (headers included).
+        rate: Rate,
+        /// IP packet size, headers included (at least 28 B).
+        packet_size: Bytes,
+    },
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Maximum segment size (payload bytes). Default: "1460B".
+    pub mss: Option<Bytes>,
+    /// Initial congestion window in segments. Default: 2.
+    pub initial_window: Option<u32>,
+    /// Minimum RTO (RFC 6298 (2.4)). Default: "200ms".
+    pub min_rto: Option<Duration>,
+    /// RTO before the first RTT sample (RFC 6298 (2.1)). Default: "1s".
+    pub initial_rto: Option<Duration>,
+    /// Receiver buffer; bounds the advertised window. Default: "1MiB".
+    pub rcv_buffer: Option<Bytes>,
+    /// Delayed ACKs (every 2nd segment or after `delack_timeout`). Default: false.
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timer (ns-2 `DelAckSink` uses 100 ms; it must stay below the minimum
+    /// RTO or a transfer ending on an odd segment waits for a spurious timeout).
+    /// Default: "100ms".
+    pub delack_timeout: Option<Duration>,
+    /// Receiver-side window agent. Default: none.
+    pub agent: Option<AgentSpec>,
+}
+
+/// Receiver-side window agent (rewrites the advertised window of every ACK).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AgentSpec {
+    /// Advertise min(buffer window, `window`).
+    Fixed {
+        /// The window to advertise.
+        window: Bytes,
+    },
+}

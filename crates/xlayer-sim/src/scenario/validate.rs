@@ -1,0 +1,165 @@
+//! Checks serde cannot express: names resolve, values are in range, protocol and
+//! application agree.
+
+use super::schema::*;
+use super::units::QueueLimit;
+use super::ScenarioError;
+use std::collections::BTreeSet;
+use xlayer_proto::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
+
+type R = Result<(), ScenarioError>;
+
+fn probability(path: String, p: f64) -> R {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(ScenarioError::at(path, format!("{p} is not a probability: it must be in [0, 1]")))
+    }
+}
+
+fn unique<'a>(what: &str, names: impl Iterator<Item = (usize, &'a str)>) -> R {
+    let mut seen = BTreeSet::new();
+    for (i, n) in names {
+        if n.is_empty() {
+            return Err(ScenarioError::at(format!("{what}[{i}].name"), "must not be empty"));
+        }
+        if !seen.insert(n) {
+            return Err(ScenarioError::at(format!("{what}[{i}].name"), format!("`{n}` is used twice; names must be unique")));
+        }
+    }
+    Ok(())
+}
+
+impl LinkSpec {
+    pub fn resolved_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| format!("{}-{}", self.a, self.b))
+    }
+}
+
+impl FlowSpec {
+    pub fn resolved_name(&self, index: usize) -> String {
+        self.name.clone().unwrap_or_else(|| format!("flow{index}"))
+    }
+}
+
+impl Scenario {
+    pub fn validate(&self) -> R {
+        if self.simulation.duration.0 .0 == 0 {
+            return Err(ScenarioError::at("simulation.duration", "must be greater than 0s"));
+        }
+        if self.nodes.is_empty() {
+            return Err(ScenarioError::at("node", "a scenario needs at least one node"));
+        }
+        unique("node", self.nodes.iter().enumerate().map(|(i, n)| (i, n.name.as_str())))?;
+        let link_names: Vec<String> = self.links.iter().map(|l| l.resolved_name()).collect();
+        unique("link", link_names.iter().enumerate().map(|(i, n)| (i, n.as_str())))?;
+        for (i, l) in self.links.iter().enumerate() {
+            self.node(format!("link[{i}].a"), &l.a)?;
+            self.node(format!("link[{i}].b"), &l.b)?;
+            if l.a == l.b {
+                return Err(ScenarioError::at(format!("link[{i}].b"), "a link must join two different nodes"));
+            }
+            match l.queue {
+                QueueLimit::Packets(0) | QueueLimit::Bytes(0) => {
+                    return Err(ScenarioError::at(format!("link[{i}].queue"), "must be at least 1 packet or 1 byte"))
+                }
+                _ => {}
+            }
+            match l.loss {
+                Some(LossSpec::Bernoulli { p }) => probability(format!("link[{i}].loss.p"), p)?,
+                Some(LossSpec::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad }) => {
+                    probability(format!("link[{i}].loss.p_good_to_bad"), p_good_to_bad)?;
+                    probability(format!("link[{i}].loss.p_bad_to_good"), p_bad_to_good)?;
+                    probability(format!("link[{i}].loss.loss_good"), loss_good)?;
+                    probability(format!("link[{i}].loss.loss_bad"), loss_bad)?;
+                }
+                None => {}
+            }
+        }
+        for (i, name) in self.output.pcap_links.iter().enumerate() {
+            if !link_names.contains(name) {
+                return Err(ScenarioError::at(
+                    format!("output.pcap_links[{i}]"),
+                    format!("no link is named `{name}`; links are: {}", link_names.join(", ")),
+                ));
+            }
+        }
+        let flow_names: Vec<String> = self.flows.iter().enumerate().map(|(i, f)| f.resolved_name(i)).collect();
+        unique("flow", flow_names.iter().enumerate().map(|(i, n)| (i, n.as_str())))?;
+        for (i, f) in self.flows.iter().enumerate() {
+            self.validate_flow(i, f)?;
+        }
+        Ok(())
+    }
+
+    fn node(&self, path: String, name: &str) -> Result<&NodeSpec, ScenarioError> {
+        self.nodes
+            .iter()
+            .find(|n| n.name == name)
+            .ok_or_else(|| ScenarioError::at(path, format!("no node is named `{name}`")))
+    }
+
+    fn validate_flow(&self, i: usize, f: &FlowSpec) -> R {
+        let at = |field: &str| format!("flow[{i}].{field}");
+        for (field, name) in [("src", &f.src), ("dst", &f.dst)] {
+            if self.node(at(field), name)?.kind != NodeKind::Host {
+                return Err(ScenarioError::at(at(field), format!("`{name}` is a router; flows run between hosts")));
+            }
+        }
+        if f.src == f.dst {
+            return Err(ScenarioError::at(at("dst"), "must differ from src"));
+        }
+        let start = f.start.map_or(0, |d| d.0 .0);
+        if let Some(stop) = f.stop {
+            if stop.0 .0 <= start {
+                return Err(ScenarioError::at(at("stop"), "must be after start"));
+            }
+        }
+        match (f.protocol, &f.app) {
+            (Protocol::Tcp, AppSpec::Cbr { .. }) => {
+                return Err(ScenarioError::at(at("app.kind"), "\"cbr\" runs over UDP; TCP flows take \"bulk\" or \"file\""))
+            }
+            (Protocol::Udp, AppSpec::Bulk | AppSpec::File { .. }) => {
+                return Err(ScenarioError::at(at("app.kind"), "UDP flows take \"cbr\"; \"bulk\" and \"file\" need TCP"))
+            }
+            (_, AppSpec::File { size }) if size.0 == 0 => {
+                return Err(ScenarioError::at(at("app.size"), "must be at least 1B"))
+            }
+            (_, AppSpec::Cbr { packet_size, .. }) => {
+                let min = (IPV4_HEADER_BYTES + UDP_HEADER_BYTES) as u64;
+                if packet_size.0 < min || packet_size.0 > 65535 {
+                    return Err(ScenarioError::at(at("app.packet_size"), format!("must be between {min}B (IPv4 + UDP headers) and 65535B")));
+                }
+            }
+            _ => {}
+        }
+        if f.protocol == Protocol::Udp && f.tcp.is_some() {
+            return Err(ScenarioError::at(at("tcp"), "only TCP flows take TCP parameters"));
+        }
+        if let Some(t) = &f.tcp {
+            if let Some(mss) = t.mss {
+                let max = (65535 - IPV4_HEADER_BYTES - TCP_HEADER_BYTES) as u64;
+                if mss.0 == 0 || mss.0 > max {
+                    return Err(ScenarioError::at(at("tcp.mss"), format!("must be between 1B and {max}B")));
+                }
+            }
+            if t.initial_window == Some(0) {
+                return Err(ScenarioError::at(at("tcp.initial_window"), "must be at least 1 segment"));
+            }
+            if let Some(b) = t.rcv_buffer {
+                if b.0 == 0 || b.0 > u32::MAX as u64 {
+                    return Err(ScenarioError::at(at("tcp.rcv_buffer"), "must be between 1B and 4GiB"));
+                }
+            }
+            if t.min_rto.is_some_and(|d| d.0 .0 == 0) {
+                return Err(ScenarioError::at(at("tcp.min_rto"), "must be greater than 0s"));
+            }
+            if let Some(AgentSpec::Fixed { window }) = &t.agent {
+                if window.0 == 0 || window.0 > u32::MAX as u64 {
+                    return Err(ScenarioError::at(at("tcp.agent.window"), "must be between 1B and 4GiB"));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,90 @@
+//! Per-flow counters in the ns-3 FlowMonitor style, for the data (forward) direction,
+//! plus the acknowledgement direction's packet counts.
+
+use xlayer_proto::SimTime;
+
+#[derive(Clone, Debug, Default)]
+pub struct FlowStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub lost_queue_overflow: u64,
+    pub lost_channel: u64,
+    pub ack_tx_packets: u64,
+    pub ack_rx_packets: u64,
+    pub ack_lost: u64,
+    pub first_tx: Option<SimTime>,
+    pub last_tx: Option<SimTime>,
+    pub first_rx: Option<SimTime>,
+    pub last_rx: Option<SimTime>,
+    /// One-way delays of received data packets, in ns (recorded only with the flow table on).
+    pub delays_ns: Vec<u64>,
+    /// Sum of |d_n − d_{n−1}| over consecutive received packets (RFC 3393 style, as
+    /// FlowMonitor's jitterSum).
+    pub jitter_sum_ns: u128,
+    pub last_delay_ns: Option<u64>,
+    /// When the last byte of a file transfer reached the receiving application.
+    pub completed_at: Option<SimTime>,
+}
+
+impl FlowStats {
+    pub fn on_tx(&mut self, now: SimTime, bytes: u32) {
+        self.tx_packets += 1;
+        self.tx_bytes += bytes as u64;
+        self.first_tx.get_or_insert(now);
+        self.last_tx = Some(now);
+    }
+
+    pub fn on_rx(&mut self, now: SimTime, bytes: u32, sent_at: SimTime, record_delay: bool) {
+        self.rx_packets += 1;
+        self.rx_bytes += bytes as u64;
+        self.first_rx.get_or_insert(now);
+        self.last_rx = Some(now);
+        if record_delay {
+            let d = (now - sent_at).0;
+            if let Some(prev) = self.last_delay_ns {
+                self.jitter_sum_ns += prev.abs_diff(d) as u128;
+            }
+            self.last_delay_ns = Some(d);
+            self.delays_ns.push(d);
+        }
+    }
+
+    pub fn lost_packets(&self) -> u64 {
+        self.lost_queue_overflow + self.lost_channel
+    }
+}
+
+/// The q-quantile (nearest rank) of sorted values.
+pub fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_quantiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(quantile(&v, 0.5), Some(50));
+        assert_eq!(quantile(&v, 0.95), Some(95));
+        assert_eq!(quantile(&v, 1.0), Some(100));
+        assert_eq!(quantile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn jitter_sums_absolute_delay_differences() {
+        let mut s = FlowStats::default();
+        for (t, d) in [(10, 3), (20, 5), (30, 4)] {
+            s.on_rx(SimTime(t), 100, SimTime(t - d), true);
+        }
+        assert_eq!(s.jitter_sum_ns, 3);
+        assert_eq!(s.delays_ns, vec![3, 5, 4]);
+    }
+}

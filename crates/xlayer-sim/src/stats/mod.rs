@@ -1,0 +1,9 @@
+//! Observability: per-flow counters and one-way delays, time series, the run report.
+
+pub(crate) mod flow;
+mod report;
+mod series;
+
+pub use flow::FlowStats;
+pub use report::{Conservation, FlowRow, LinkRow, RunReport};
+pub use series::{Metric, Series};

@@ -1,0 +1,399 @@
+//! The world: nodes, links and flows, driven by one event loop.
+//!
+//! Models are sans-IO state machines; the world feeds them packets and timeouts, polls
+//! what they want to send, routes packets hop by hop, and accounts for every packet:
+//! delivered, dropped with a cause, or still in flight when the run ends.
+
+use crate::app::{App, CbrSource};
+use crate::engine::{EventQueue, Fingerprint};
+use crate::link::{DropCause, Enqueued, LinkDir, TxStart};
+use crate::stats::{Conservation, FlowStats, Metric, Series};
+use crate::trace::pcap::PcapWriter;
+use xlayer_proto::packet::{tcp_flags, IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
+use xlayer_proto::tcp::{TcpReceiver, TcpSender};
+use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TcpHeader, Transport, UdpHeader};
+
+pub(crate) enum Event {
+    /// A packet reaches the far end of a link direction.
+    Arrive { link: u32, pkt: Packet },
+    /// A link direction finished serializing; the next queued packet may start.
+    TxDone { link: u32 },
+    /// A flow endpoint asked to be woken (RTO, delayed ACK, next CBR packet).
+    Wake { flow: u32, side: Side },
+    Start { flow: u32 },
+    Stop { flow: u32 },
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    Sender = 0,
+    Receiver = 1,
+}
+
+pub(crate) enum SenderSide {
+    Tcp(TcpSender),
+    Cbr(CbrSource),
+}
+
+pub(crate) enum ReceiverSide {
+    Tcp(TcpReceiver),
+    Udp { app_rx_bytes: u64 },
+}
+
+pub(crate) struct FlowRt {
+    pub name: String,
+    pub src: u32,
+    pub dst: u32,
+    pub app: App,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub sender: SenderSide,
+    pub receiver: ReceiverSide,
+    /// Earliest wake-up already in the event queue, per side (`MAX`: none).
+    pub wake: [SimTime; 2],
+    pub stats: FlowStats,
+}
+
+pub(crate) struct NodeRt {
+    pub name: String,
+}
+
+/// One event's identity, kept only by the determinism checker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventDigest {
+    pub time: SimTime,
+    pub kind: &'static str,
+    pub component: u32,
+    pub packet: u64,
+}
+
+pub struct World {
+    pub(crate) now: SimTime,
+    pub(crate) end: SimTime,
+    pub(crate) queue: EventQueue<Event>,
+    pub(crate) fingerprint: Fingerprint,
+    pub(crate) events: u64,
+    pub(crate) nodes: Vec<NodeRt>,
+    /// `routes[from * n + to]`: the link direction to take from `from` towards `to`.
+    pub(crate) routes: Vec<u32>,
+    pub(crate) links: Vec<LinkDir>,
+    pub(crate) flows: Vec<FlowRt>,
+    pub(crate) captures: Vec<PcapWriter>,
+    pub(crate) capture_error: Option<std::io::Error>,
+    pub(crate) next_uid: u64,
+    pub(crate) record_flows: bool,
+    pub(crate) series_interval: Option<SimDur>,
+    pub(crate) series: Series,
+    pub(crate) conservation: Conservation,
+    pub(crate) digests: Option<Vec<EventDigest>>,
+    pub(crate) scenario_hash: String,
+    pub(crate) outbox: Vec<Packet>,
+}
+
+pub(crate) const NO_ROUTE: u32 = u32::MAX;
+
+impl World {
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+    pub fn scenario_hash(&self) -> &str {
+        &self.scenario_hash
+    }
+    /// Keep a digest of every event (for `check_determinism`).
+    pub fn record_digests(&mut self) {
+        self.digests = Some(Vec::new());
+    }
+    pub fn take_digests(&mut self) -> Vec<EventDigest> {
+        self.digests.take().unwrap_or_default()
+    }
+
+    /// Process every event due at or before `until` (capped at the run's end).
+    pub fn run_until(&mut self, until: SimTime) {
+        let limit = until.min(self.end);
+        while let Some((t, ev)) = self.queue.pop_until(limit) {
+            self.now = t;
+            self.events += 1;
+            self.note(&ev);
+            match ev {
+                Event::Arrive { link, pkt } => self.arrive(link, pkt),
+                Event::TxDone { link } => {
+                    if let Some(tx) = self.links[link as usize].tx_done(t) {
+                        self.started(link, tx);
+                    }
+                }
+                Event::Wake { flow, side } => {
+                    let f = &mut self.flows[flow as usize];
+                    if f.wake[side as usize] == t {
+                        f.wake[side as usize] = SimTime::MAX;
+                    }
+                    match side {
+                        Side::Sender => self.drive_sender(flow),
+                        Side::Receiver => self.drive_receiver(flow),
+                    }
+                }
+                Event::Start { flow } => self.start_flow(flow),
+                Event::Stop { flow } => self.stop_flow(flow),
+                Event::Sample => self.sample(),
+            }
+        }
+        self.now = self.now.max(limit);
+    }
+
+    fn note(&mut self, ev: &Event) {
+        let (kind, tag, component, packet) = match ev {
+            Event::Arrive { link, pkt } => ("arrive", 1, *link, pkt.uid),
+            Event::TxDone { link } => ("tx_done", 2, *link, 0),
+            Event::Wake { flow, side } => ("wake", 3 + *side as u64, *flow, 0),
+            Event::Start { flow } => ("start", 5, *flow, 0),
+            Event::Stop { flow } => ("stop", 6, *flow, 0),
+            Event::Sample => ("sample", 7, 0, 0),
+        };
+        self.fingerprint.mix(self.now.0);
+        self.fingerprint.mix(tag | (component as u64) << 8);
+        self.fingerprint.mix(packet);
+        if let Some(d) = self.digests.as_mut() {
+            d.push(EventDigest { time: self.now, kind, component, packet });
+        }
+    }
+
+    // --- packets through the network -------------------------------------------------
+
+    fn inject(&mut self, pkt: Packet) {
+        self.conservation.sent += 1;
+        let flow = &mut self.flows[pkt.flow.0 as usize];
+        match pkt.dir {
+            Dir::Forward => flow.stats.on_tx(self.now, pkt.size_bytes),
+            Dir::Reverse => flow.stats.ack_tx_packets += 1,
+        }
+        self.forward(pkt.src.0, pkt);
+    }
+
+    fn forward(&mut self, node: u32, pkt: Packet) {
+        let link = self.routes[(node as usize) * self.nodes.len() + pkt.dst.0 as usize];
+        debug_assert_ne!(link, NO_ROUTE, "routes are checked when the world is built");
+        match self.links[link as usize].enqueue(self.now, pkt) {
+            Enqueued::Started(tx) => self.started(link, tx),
+            Enqueued::Queued(Some(at)) => self.queue.push(at, Event::TxDone { link }),
+            Enqueued::Queued(None) => {}
+            Enqueued::Dropped(pkt) => self.drop(pkt, DropCause::QueueOverflow),
+        }
+    }
+
+    fn started(&mut self, link: u32, tx: TxStart) {
+        if let Some(c) = self.links[link as usize].capture {
+            if let Some(pkt) = tx.arrival.as_ref().map(|(_, p)| p).or(tx.lost.as_ref()) {
+                if let Err(e) = self.captures[c].write(self.now, pkt) {
+                    self.capture_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(at) = tx.next_tx {
+            self.queue.push(at, Event::TxDone { link });
+        }
+        match (tx.arrival, tx.lost) {
+            (Some((at, pkt)), _) => self.queue.push(at, Event::Arrive { link, pkt }),
+            (None, Some(pkt)) => self.drop(pkt, DropCause::Channel),
+            (None, None) => unreachable!("a started transmission carries its packet"),
+        }
+    }
+
+    fn drop(&mut self, pkt: Packet, cause: DropCause) {
+        self.conservation.dropped += 1;
+        let s = &mut self.flows[pkt.flow.0 as usize].stats;
+        match (pkt.dir, cause) {
+            (Dir::Forward, DropCause::QueueOverflow) => s.lost_queue_overflow += 1,
+            (Dir::Forward, DropCause::Channel) => s.lost_channel += 1,
+            (Dir::Reverse, _) => s.ack_lost += 1,
+        }
+    }
+
+    fn arrive(&mut self, link: u32, pkt: Packet) {
+        let node = self.links[link as usize].to_node;
+        if node != pkt.dst.0 {
+            return self.forward(node, pkt);
+        }
+        self.conservation.delivered += 1;
+        let flow = pkt.flow.0;
+        match pkt.dir {
+            Dir::Forward => self.deliver_data(flow, pkt),
+            Dir::Reverse => {
+                let f = &mut self.flows[flow as usize];
+                f.stats.ack_rx_packets += 1;
+                if let (SenderSide::Tcp(s), Transport::Tcp(h)) = (&mut f.sender, &pkt.transport) {
+                    s.handle_ack(self.now, h);
+                }
+                self.drive_sender(flow);
+            }
+        }
+    }
+
+    fn deliver_data(&mut self, flow: u32, pkt: Packet) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        f.stats.on_rx(now, pkt.size_bytes, pkt.sent_at, self.record_flows);
+        match (&mut f.receiver, &pkt.transport) {
+            (ReceiverSide::Tcp(r), Transport::Tcp(h)) => {
+                r.handle_segment(now, h, pkt.notes.as_deref(), pkt.size_bytes);
+                if let App::File { bytes } = f.app {
+                    if f.stats.completed_at.is_none() && r.delivered_bytes() >= bytes {
+                        f.stats.completed_at = Some(now);
+                    }
+                }
+            }
+            (ReceiverSide::Udp { app_rx_bytes }, Transport::Udp(h)) => {
+                *app_rx_bytes += h.payload_bytes as u64;
+            }
+            _ => unreachable!("a flow's packets all carry its protocol"),
+        }
+        self.drive_receiver(flow);
+    }
+
+    // --- endpoints ----------------------------------------------------------------------
+
+    fn start_flow(&mut self, flow: u32) {
+        let f = &mut self.flows[flow as usize];
+        if let SenderSide::Tcp(s) = &mut f.sender {
+            s.supply(match f.app {
+                App::File { bytes } => bytes,
+                _ => u64::MAX,
+            });
+        }
+        self.drive_sender(flow);
+    }
+
+    fn stop_flow(&mut self, flow: u32) {
+        if let SenderSide::Tcp(s) = &mut self.flows[flow as usize].sender {
+            s.close();
+        }
+    }
+
+    fn drive_sender(&mut self, flow: u32) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        let (src, dst) = (Addr(f.src), Addr(f.dst));
+        let mut out = std::mem::take(&mut self.outbox);
+        let deadline = match &mut f.sender {
+            SenderSide::Tcp(s) => {
+                if s.poll_timeout().is_some_and(|d| d <= now) {
+                    s.handle_timeout(now);
+                }
+                while let Some(seg) = s.poll_transmit(now) {
+                    let h = TcpHeader {
+                        seq: seg.seq,
+                        ack: 0,
+                        window_bytes: 65535,
+                        flags: tcp_flags::ACK | tcp_flags::PSH,
+                        payload_bytes: seg.payload_bytes,
+                    };
+                    let size = seg.payload_bytes + IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
+                    out.push(packet(flow, Dir::Forward, src, dst, size, now, Transport::Tcp(h)));
+                }
+                s.poll_timeout()
+            }
+            SenderSide::Cbr(c) => {
+                while let Some(seq) = c.poll_send(now) {
+                    let payload = c.packet_bytes - IPV4_HEADER_BYTES - UDP_HEADER_BYTES;
+                    let h = UdpHeader { seq, payload_bytes: payload };
+                    out.push(packet(flow, Dir::Forward, src, dst, c.packet_bytes, now, Transport::Udp(h)));
+                }
+                c.poll_timeout()
+            }
+        };
+        self.send_all(out);
+        self.schedule_wake(flow, Side::Sender, deadline);
+    }
+
+    fn drive_receiver(&mut self, flow: u32) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        let ReceiverSide::Tcp(r) = &mut f.receiver else { return };
+        if r.poll_timeout().is_some_and(|d| d <= now) {
+            r.handle_timeout(now);
+        }
+        let mut out = std::mem::take(&mut self.outbox);
+        while let Some(h) = r.poll_transmit(now) {
+            let size = IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
+            out.push(packet(flow, Dir::Reverse, Addr(f.dst), Addr(f.src), size, now, Transport::Tcp(h)));
+        }
+        let deadline = r.poll_timeout();
+        self.send_all(out);
+        self.schedule_wake(flow, Side::Receiver, deadline);
+    }
+
+    /// Number and inject the packets an endpoint produced; the buffer is reused so the
+    /// hot path does not allocate.
+    fn send_all(&mut self, mut out: Vec<Packet>) {
+        for mut pkt in out.drain(..) {
+            pkt.uid = self.next_uid;
+            self.next_uid += 1;
+            self.inject(pkt);
+        }
+        self.outbox = out;
+    }
+
+    fn schedule_wake(&mut self, flow: u32, side: Side, deadline: Option<SimTime>) {
+        let Some(d) = deadline else { return };
+        let d = d.max(self.now);
+        let pending = &mut self.flows[flow as usize].wake[side as usize];
+        // Only an earlier deadline needs a new event: a later one is picked up when the
+        // pending wake-up fires and finds nothing due yet.
+        if d < *pending {
+            *pending = d;
+            self.queue.push(d, Event::Wake { flow, side });
+        }
+    }
+
+    // --- time series ----------------------------------------------------------------------
+
+    fn sample(&mut self) {
+        let Some(interval) = self.series_interval else { return };
+        let t = self.now.as_secs_f64();
+        for (i, f) in self.flows.iter().enumerate() {
+            if let SenderSide::Tcp(s) = &f.sender {
+                let e = i as u32;
+                self.series.push(t, e, Metric::CwndBytes, s.cwnd_bytes() as f64);
+                self.series.push(t, e, Metric::SsthreshBytes, s.ssthresh_bytes().min(1 << 53) as f64);
+                self.series.push(t, e, Metric::RwndBytes, s.rwnd_bytes() as f64);
+                self.series.push(t, e, Metric::SrttS, s.srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
+                self.series.push(t, e, Metric::RtoS, s.rto().as_secs_f64());
+                self.series.push(t, e, Metric::BytesInFlight, s.bytes_in_flight() as f64);
+            }
+        }
+        let base = self.flows.len() as u32;
+        for (i, l) in self.links.iter_mut().enumerate() {
+            let e = base + i as u32;
+            self.series.push(t, e, Metric::QueueBytes, l.queue_bytes() as f64);
+            self.series.push(t, e, Metric::QueuePackets, l.queue_packets() as f64);
+            let bps = l.bytes_since_sample as f64 * 8.0 / interval.as_secs_f64();
+            self.series.push(t, e, Metric::ThroughputBps, bps);
+            l.bytes_since_sample = 0;
+        }
+        if self.now + interval <= self.end {
+            self.queue.push(self.now + interval, Event::Sample);
+        }
+    }
+}
+
+fn packet(flow: u32, dir: Dir, src: Addr, dst: Addr, size: u32, now: SimTime, t: Transport) -> Packet {
+    Packet {
+        uid: 0,
+        flow: FlowId(flow),
+        dir,
+        src,
+        dst,
+        size_bytes: size,
+        sent_at: now,
+        transport: t,
+        notes: None,
+    }
+}

@@ -1,0 +1,40 @@
+//! Dumbbell: N equal-RTT NewReno flows share a 10 Mb/s bottleneck fully and fairly.
+
+mod common;
+use common::*;
+
+fn check(n: usize) {
+    let r = run(&dumbbell(n, "10Mbps", "25ms", "100pkt", "100s", "series_interval = \"0s\""), 1, 0);
+    let bottleneck = r.links.iter().find(|l| l.link == "bottleneck" && l.direction == "r0->r1").unwrap();
+    assert!(bottleneck.utilization >= 0.90, "utilization {}", bottleneck.utilization);
+    let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
+    let fairness = jain(&goodputs);
+    assert!(fairness >= 0.95, "Jain index {fairness} over {goodputs:?}");
+    // The bottleneck is the only place packets are lost.
+    let lost: u64 = r.flows.iter().map(|f| f.lost_packets).sum();
+    assert_eq!(lost, bottleneck.drops_queue_overflow);
+    assert!(lost > 0, "a drop-tail bottleneck shared by greedy flows must overflow");
+    let total: f64 = goodputs.iter().sum();
+    assert!(total <= 10e6 * 1460.0 / 1500.0 * 1.001, "goodput {total} above the payload capacity");
+}
+
+#[test]
+fn two_flows_fill_and_share_the_bottleneck() {
+    check(2);
+}
+
+#[test]
+fn four_flows_fill_and_share_the_bottleneck() {
+    check(4);
+}
+
+#[test]
+fn same_seed_same_fingerprint_and_first_divergence_is_reported() {
+    let toml = dumbbell(2, "10Mbps", "25ms", "20pkt", "10s", "");
+    let a = run(&toml, 4, 0);
+    let b = run(&toml, 4, 0);
+    assert_eq!(a.fingerprint, b.fingerprint);
+    assert_eq!(a.events, b.events);
+    let s = xlayer_sim::Scenario::from_toml(&toml).unwrap();
+    assert_eq!(xlayer_sim::check_determinism(&s, 4, 0).unwrap(), None);
+}

@@ -1,0 +1,73 @@
+//! A scenario author's mistakes get errors naming the field path and what is allowed.
+
+use xlayer_sim::Scenario;
+
+const GOOD: &str = r#"
+[simulation]
+duration = "1s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "5ms"
+[[flow]]
+protocol = "tcp"
+src = "a"
+dst = "b"
+app = { kind = "bulk" }
+"#;
+
+fn err(toml: &str) -> String {
+    Scenario::from_toml(toml).expect_err("must be rejected").to_string()
+}
+
+#[test]
+fn good_scenario_parses() {
+    Scenario::from_toml(GOOD).unwrap();
+}
+
+#[test]
+fn unknown_field_is_named_with_its_path() {
+    let e = err(&GOOD.replace("delay = \"5ms\"", "delay = \"5ms\"\nspeed = 3"));
+    assert!(e.starts_with("link[0]") && e.contains("unknown field `speed`"), "{e}");
+}
+
+#[test]
+fn wrong_unit_lists_the_allowed_units() {
+    let e = err(&GOOD.replace("10Mbps", "10Mbit"));
+    assert!(e.starts_with("link[0].rate") && e.contains("Mbps"), "{e}");
+}
+
+#[test]
+fn negative_rate_is_rejected() {
+    let e = err(&GOOD.replace("10Mbps", "-10Mbps"));
+    assert!(e.starts_with("link[0].rate") && e.contains("negative"), "{e}");
+}
+
+#[test]
+fn unknown_node_and_bad_probability_are_named() {
+    let e = err(&GOOD.replace("dst = \"b\"", "dst = \"c\""));
+    assert!(e.starts_with("flow[0].dst") && e.contains("no node is named `c`"), "{e}");
+    let e = err(&GOOD.replace("delay = \"5ms\"", "delay = \"5ms\"\nloss = { model = \"bernoulli\", p = 1.5 }"));
+    assert!(e.starts_with("link[0].loss.p") && e.contains("[0, 1]"), "{e}");
+}
+
+#[test]
+fn protocol_and_application_must_agree() {
+    let e = err(&GOOD.replace("app = { kind = \"bulk\" }", "app = { kind = \"cbr\", rate = \"64kbps\", packet_size = \"260B\" }"));
+    assert!(e.starts_with("flow[0].app.kind"), "{e}");
+}
+
+#[test]
+fn schema_exports_and_documents_defaults() {
+    let s = Scenario::json_schema();
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    assert!(v["definitions"]["LinkSpec"]["properties"]["queue"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("Default: \"1000pkt\""));
+}
