@@ -16,7 +16,8 @@ macro_rules! columns {
 fn flows<'py>(py: Python<'py>, rows: &[FlowRow]) -> PyResult<Bound<'py, PyDict>> {
     Ok(columns!(py, rows,
         flow, name, protocol, src, dst, tx_packets, tx_bytes, rx_packets, rx_bytes,
-        lost_packets, lost_queue_overflow, lost_channel, in_flight_packets,
+        lost_packets, lost_queue_overflow, lost_channel, lost_arq_discard, lost_reorder_timeout,
+        in_flight_packets,
         ack_tx_packets, ack_rx_packets, ack_lost_packets,
         first_tx_s, last_tx_s, first_rx_s, last_rx_s,
         delay_mean_s, delay_p50_s, delay_p95_s, delay_p99_s, delay_max_s, jitter_mean_s,
@@ -27,7 +28,8 @@ fn flows<'py>(py: Python<'py>, rows: &[FlowRow]) -> PyResult<Bound<'py, PyDict>>
 fn links<'py>(py: Python<'py>, rows: &[LinkRow]) -> PyResult<Bound<'py, PyDict>> {
     Ok(columns!(py, rows,
         link, direction, rate_bps, tx_packets, tx_bytes, utilization,
-        drops_queue_overflow, drops_channel, queue_packets_at_end,
+        drops_queue_overflow, drops_channel, drops_arq_discard, drops_reorder_timeout,
+        queue_packets_at_end,
     ))
 }
 

@@ -4,7 +4,8 @@ use crate::app::App;
 use crate::stats::flow::quantile;
 use crate::stats::{FlowRow, LinkRow, RunReport};
 use crate::world::{Event, ReceiverSide, SenderSide, World};
-use xlayer_proto::{Dir, SimTime};
+use crate::link::DropCause;
+use xlayer_proto::{Dir, Packet, SimTime};
 
 /// Why a run could not produce a report.
 #[derive(Debug)]
@@ -48,11 +49,15 @@ impl World {
             Event::Arrive { pkt, .. } => Some(pkt),
             _ => None,
         });
-        for p in queued.chain(on_wire) {
+        let mut count = |p: &Packet| {
             self.conservation.in_flight += 1;
             if p.dir == Dir::Forward {
                 per_flow_in_flight[p.flow.0 as usize] += 1;
             }
+        };
+        queued.chain(on_wire).for_each(&mut count);
+        for r in &self.radios {
+            r.model.for_each_held(&mut count);
         }
         let c = self.conservation;
         if !c.holds() {
@@ -77,15 +82,34 @@ impl World {
                     utilization: l.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * duration),
                     drops_queue_overflow: l.drops_queue,
                     drops_channel: l.drops_channel,
+                    drops_arq_discard: 0,
+                    drops_reorder_timeout: 0,
                     queue_packets_at_end: l.queue_packets() as u64,
                 }
             })
+            .chain(self.radios.iter().map(|r| {
+                let m = r.model.metrics();
+                LinkRow {
+                    link: r.name.clone(),
+                    direction: "downlink".into(),
+                    rate_bps: m.rate_bps as u64,
+                    tx_packets: m.delivered_packets,
+                    tx_bytes: m.delivered_bytes,
+                    utilization: m.delivered_bytes as f64 * 8.0 / (m.rate_bps * duration),
+                    drops_queue_overflow: r.drops[DropCause::QueueOverflow as usize],
+                    drops_channel: r.drops[DropCause::Channel as usize],
+                    drops_arq_discard: r.drops[DropCause::ArqDiscard as usize],
+                    drops_reorder_timeout: r.drops[DropCause::ReorderTimeout as usize],
+                    queue_packets_at_end: m.queue_packets,
+                }
+            }))
             .collect();
         let entities = self
             .flows
             .iter()
             .map(|f| f.name.clone())
             .chain(self.links.iter().map(|l| l.name.clone()))
+            .chain(self.radios.iter().map(|r| r.name.clone()))
             .collect();
         Ok(RunReport {
             flows,
@@ -129,8 +153,10 @@ impl World {
             rx_packets: s.rx_packets,
             rx_bytes: s.rx_bytes,
             lost_packets: s.lost_packets(),
-            lost_queue_overflow: s.lost_queue_overflow,
-            lost_channel: s.lost_channel,
+            lost_queue_overflow: s.lost[DropCause::QueueOverflow as usize],
+            lost_channel: s.lost[DropCause::Channel as usize],
+            lost_arq_discard: s.lost[DropCause::ArqDiscard as usize],
+            lost_reorder_timeout: s.lost[DropCause::ReorderTimeout as usize],
             in_flight_packets: in_flight,
             ack_tx_packets: s.ack_tx_packets,
             ack_rx_packets: s.ack_rx_packets,

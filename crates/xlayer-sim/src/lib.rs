@@ -7,6 +7,7 @@ pub mod determinism;
 pub mod engine;
 mod finish;
 pub mod link;
+pub mod radio;
 pub mod scenario;
 pub mod stats;
 pub mod trace;

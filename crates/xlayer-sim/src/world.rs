@@ -6,10 +6,11 @@
 
 use crate::app::{App, CbrSource};
 use crate::engine::{EventQueue, Fingerprint};
-use crate::link::{DropCause, Enqueued, LinkDir, TxStart};
+use crate::link::{DropCause, Enqueued, LinkDir, RadioDir, RadioOutput, TxStart};
 use crate::stats::{Conservation, FlowStats, Metric, Series};
 use crate::trace::pcap::PcapWriter;
 use xlayer_proto::packet::{tcp_flags, IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
+use xlayer_proto::agents::CrossLayerInfo;
 use xlayer_proto::tcp::{TcpReceiver, TcpSender};
 use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TcpHeader, Transport, UdpHeader};
 
@@ -18,6 +19,8 @@ pub(crate) enum Event {
     Arrive { link: u32, pkt: Packet },
     /// A link direction finished serializing; the next queued packet may start.
     TxDone { link: u32 },
+    /// A radio link asked to be woken (TTI or slot boundary, ARQ timer, ...).
+    RadioWake { radio: u32 },
     /// A flow endpoint asked to be woken (RTO, delayed ACK, next CBR packet).
     Wake { flow: u32, side: Side },
     Start { flow: u32 },
@@ -75,9 +78,13 @@ pub struct World {
     pub(crate) fingerprint: Fingerprint,
     pub(crate) events: u64,
     pub(crate) nodes: Vec<NodeRt>,
-    /// `routes[from * n + to]`: the link direction to take from `from` towards `to`.
+    /// `routes[from * n + to]`: the hop to take from `from` towards `to`: a wired link
+    /// direction, or a radio link with `RADIO` set.
     pub(crate) routes: Vec<u32>,
+    /// For radio hops, the receiver node that is the next hop (same indexing).
+    pub(crate) radio_next: Vec<u32>,
     pub(crate) links: Vec<LinkDir>,
+    pub(crate) radios: Vec<RadioDir>,
     pub(crate) flows: Vec<FlowRt>,
     pub(crate) captures: Vec<PcapWriter>,
     pub(crate) capture_error: Option<std::io::Error>,
@@ -92,6 +99,8 @@ pub struct World {
 }
 
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
+/// Marks a route entry that points into `radios`.
+pub(crate) const RADIO: u32 = 1 << 31;
 
 impl World {
     pub fn now(&self) -> SimTime {
@@ -141,6 +150,14 @@ impl World {
                         Side::Receiver => self.drive_receiver(flow),
                     }
                 }
+                Event::RadioWake { radio } => {
+                    let r = &mut self.radios[radio as usize];
+                    if r.wake == t {
+                        r.wake = SimTime::MAX;
+                    }
+                    r.model.handle_timeout(t);
+                    self.drain_radio(radio);
+                }
                 Event::Start { flow } => self.start_flow(flow),
                 Event::Stop { flow } => self.stop_flow(flow),
                 Event::Sample => self.sample(),
@@ -153,6 +170,7 @@ impl World {
         let (kind, tag, component, packet) = match ev {
             Event::Arrive { link, pkt } => ("arrive", 1, *link, pkt.uid),
             Event::TxDone { link } => ("tx_done", 2, *link, 0),
+            Event::RadioWake { radio } => ("radio_wake", 8, *radio, 0),
             Event::Wake { flow, side } => ("wake", 3 + *side as u64, *flow, 0),
             Event::Start { flow } => ("start", 5, *flow, 0),
             Event::Stop { flow } => ("stop", 6, *flow, 0),
@@ -179,8 +197,15 @@ impl World {
     }
 
     fn forward(&mut self, node: u32, pkt: Packet) {
-        let link = self.routes[(node as usize) * self.nodes.len() + pkt.dst.0 as usize];
+        let hop = (node as usize) * self.nodes.len() + pkt.dst.0 as usize;
+        let link = self.routes[hop];
         debug_assert_ne!(link, NO_ROUTE, "routes are checked when the world is built");
+        if link & RADIO != 0 {
+            let radio = link & !RADIO;
+            let next = self.radio_next[hop];
+            self.radios[radio as usize].model.enqueue(self.now, pkt, next);
+            return self.drain_radio(radio);
+        }
         match self.links[link as usize].enqueue(self.now, pkt) {
             Enqueued::Started(tx) => self.started(link, tx),
             Enqueued::Queued(Some(at)) => self.queue.push(at, Event::TxDone { link }),
@@ -210,15 +235,41 @@ impl World {
     fn drop(&mut self, pkt: Packet, cause: DropCause) {
         self.conservation.dropped += 1;
         let s = &mut self.flows[pkt.flow.0 as usize].stats;
-        match (pkt.dir, cause) {
-            (Dir::Forward, DropCause::QueueOverflow) => s.lost_queue_overflow += 1,
-            (Dir::Forward, DropCause::Channel) => s.lost_channel += 1,
-            (Dir::Reverse, _) => s.ack_lost += 1,
+        match pkt.dir {
+            Dir::Forward => s.lost[cause as usize] += 1,
+            Dir::Reverse => s.ack_lost += 1,
+        }
+    }
+
+    /// Take everything a radio link produced, then make sure it will be woken.
+    fn drain_radio(&mut self, radio: u32) {
+        while let Some(out) = self.radios[radio as usize].model.poll_output() {
+            match out {
+                RadioOutput::Delivered { pkt, node } => {
+                    self.radios[radio as usize].bytes_since_sample += pkt.size_bytes as u64;
+                    self.arrive_at(node, pkt);
+                }
+                RadioOutput::Dropped { pkt, cause } => {
+                    self.radios[radio as usize].drops[cause as usize] += 1;
+                    self.drop(pkt, cause);
+                }
+            }
+        }
+        let r = &mut self.radios[radio as usize];
+        if let Some(d) = r.model.poll_timeout() {
+            let d = d.max(self.now);
+            if d < r.wake {
+                r.wake = d;
+                self.queue.push(d, Event::RadioWake { radio });
+            }
         }
     }
 
     fn arrive(&mut self, link: u32, pkt: Packet) {
-        let node = self.links[link as usize].to_node;
+        self.arrive_at(self.links[link as usize].to_node, pkt)
+    }
+
+    fn arrive_at(&mut self, node: u32, pkt: Packet) {
         if node != pkt.dst.0 {
             return self.forward(node, pkt);
         }
@@ -260,7 +311,31 @@ impl World {
 
     // --- endpoints ----------------------------------------------------------------------
 
+    /// Layer-7 information changed at `node` (a real-time stream started or stopped):
+    /// tell the window agents of the TCP receivers there.
+    fn announce_cross_layer(&mut self, node: u32) {
+        let now = self.now;
+        let rate: f64 = self
+            .flows
+            .iter()
+            .filter(|f| f.dst == node && f.start <= now && now < f.stop)
+            .filter_map(|f| match f.app {
+                App::Cbr { packet_bytes, interval } => Some(packet_bytes as f64 * 8.0 / interval.as_secs_f64()),
+                _ => None,
+            })
+            .sum();
+        let info = CrossLayerInfo { l7_realtime_rate_bps: rate };
+        for f in self.flows.iter_mut().filter(|f| f.dst == node) {
+            if let ReceiverSide::Tcp(r) = &mut f.receiver {
+                r.cross_layer(now, &info);
+            }
+        }
+    }
+
     fn start_flow(&mut self, flow: u32) {
+        if let App::Cbr { .. } = self.flows[flow as usize].app {
+            self.announce_cross_layer(self.flows[flow as usize].dst);
+        }
         let f = &mut self.flows[flow as usize];
         if let SenderSide::Tcp(s) = &mut f.sender {
             s.supply(match f.app {
@@ -272,8 +347,9 @@ impl World {
     }
 
     fn stop_flow(&mut self, flow: u32) {
-        if let SenderSide::Tcp(s) = &mut self.flows[flow as usize].sender {
-            s.close();
+        match &mut self.flows[flow as usize].sender {
+            SenderSide::Tcp(s) => s.close(),
+            SenderSide::Cbr(_) => self.announce_cross_layer(self.flows[flow as usize].dst),
         }
     }
 
@@ -377,6 +453,16 @@ impl World {
             let bps = l.bytes_since_sample as f64 * 8.0 / interval.as_secs_f64();
             self.series.push(t, e, Metric::ThroughputBps, bps);
             l.bytes_since_sample = 0;
+        }
+        let base = base + self.links.len() as u32;
+        for (i, r) in self.radios.iter_mut().enumerate() {
+            let e = base + i as u32;
+            let m = r.model.metrics();
+            self.series.push(t, e, Metric::QueueBytes, m.queue_bytes as f64);
+            self.series.push(t, e, Metric::QueuePackets, m.queue_packets as f64);
+            let bps = r.bytes_since_sample as f64 * 8.0 / interval.as_secs_f64();
+            self.series.push(t, e, Metric::ThroughputBps, bps);
+            r.bytes_since_sample = 0;
         }
         if self.now + interval <= self.end {
             self.queue.push(self.now + interval, Event::Sample);

@@ -22,6 +22,15 @@ pub struct SegmentSeen<'a> {
     pub packet_bytes: u32,
 }
 
+/// What the receiving host's other layers know, handed to agents explicitly by the
+/// driver (never read from other components).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CrossLayerInfo {
+    /// Layer 7: total rate of the real-time (UDP) streams this host is receiving, as
+    /// their applications declare it (e.g. codec rates), in bit/s.
+    pub l7_realtime_rate_bps: f64,
+}
+
 pub trait WindowAgent: Send {
     /// Short stable name, used in outputs.
     fn name(&self) -> &'static str;
@@ -31,4 +40,6 @@ pub trait WindowAgent: Send {
     /// buffer-based window. Returning more than `buffer_window_bytes` is allowed only
     /// if the agent means to override the buffer (none of the shipped ones do).
     fn advertise(&mut self, now: SimTime, buffer_window_bytes: u32) -> u32;
+    /// The host's cross-layer information changed (default: ignored).
+    fn on_cross_layer(&mut self, _now: SimTime, _info: &CrossLayerInfo) {}
 }

@@ -204,6 +204,13 @@ impl TcpReceiver {
         self.ooo.iter().map(|(&s, &e)| (s, e))
     }
 
+    /// Pass the host's cross-layer information to the window agent, if any.
+    pub fn cross_layer(&mut self, now: SimTime, info: &crate::agents::CrossLayerInfo) {
+        if let Some(agent) = self.agent.as_mut() {
+            agent.on_cross_layer(now, info);
+        }
+    }
+
     pub fn agent_name(&self) -> Option<&'static str> {
         self.agent.as_ref().map(|a| a.name())
     }

@@ -1,5 +1,36 @@
-//! Links: one direction of a full-duplex point-to-point wire with its drop-tail queue.
+//! Links: wired point-to-point directions with drop-tail queues, and the radio-link
+//! extension point.
 
+pub mod radio;
 mod wired;
 
-pub use wired::{DropCause, Enqueued, LinkDir, TxStart};
+pub use radio::{RadioDir, RadioLink, RadioMetrics, RadioOutput};
+pub use wired::{Enqueued, LinkDir, TxStart};
+
+/// Why a packet left the network without being delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// An output queue or link-layer buffer was full.
+    QueueOverflow,
+    /// The loss model on the wire took it.
+    Channel,
+    /// A link-layer ARQ gave up after its maximum number of retransmissions.
+    ArqDiscard,
+    /// A link-layer receiver gave up waiting for a hole before it (reordering timeout).
+    ReorderTimeout,
+}
+
+impl DropCause {
+    pub const COUNT: usize = 4;
+    pub const ALL: [DropCause; DropCause::COUNT] =
+        [DropCause::QueueOverflow, DropCause::Channel, DropCause::ArqDiscard, DropCause::ReorderTimeout];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DropCause::QueueOverflow => "queue_overflow",
+            DropCause::Channel => "channel",
+            DropCause::ArqDiscard => "arq_discard",
+            DropCause::ReorderTimeout => "reorder_timeout",
+        }
+    }
+}

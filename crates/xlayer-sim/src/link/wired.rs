@@ -10,15 +10,6 @@ use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
-/// Why a packet left the network without being delivered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropCause {
-    /// The output queue was full (drop-tail).
-    QueueOverflow,
-    /// The loss model on the wire took it.
-    Channel,
-}
-
 pub struct LinkDir {
     pub name: String,
     pub to_node: u32,

@@ -5,10 +5,10 @@ use super::ScenarioError;
 use crate::app::{cbr_interval, App, CbrSource};
 use crate::channel::loss::{LossModel, LossProcess};
 use crate::engine::{stream, EventQueue, Fingerprint};
-use crate::link::LinkDir;
+use crate::link::{LinkDir, RadioDir};
 use crate::stats::{Conservation, FlowStats, Series};
 use crate::trace::pcap::PcapWriter;
-use crate::world::{Event, FlowRt, NodeRt, ReceiverSide, SenderSide, World, NO_ROUTE};
+use crate::world::{Event, FlowRt, NodeRt, ReceiverSide, SenderSide, World, NO_ROUTE, RADIO};
 use std::collections::VecDeque;
 use std::path::Path;
 use xlayer_proto::agents::{FixedWindow, WindowAgent};
@@ -51,7 +51,33 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
             links.push((index(from), d));
         }
     }
-    let routes = shortest_paths(s.nodes.len(), &links);
+    let mut radios = Vec::with_capacity(s.radios.len());
+    for (i, r) in s.radios.iter().enumerate() {
+        let from = index(&r.from);
+        let receivers: Vec<u32> = r.to.iter().map(|n| index(n)).collect();
+        for (&rx, rx_name) in receivers.iter().zip(&r.to) {
+            let up = format!("{}:{}->{}", r.name, rx_name, r.from);
+            let limit = crate::scenario::units::QueueLimit::Packets(1000);
+            links.push((rx, LinkDir::new(up, from, r.uplink_rate.0, r.uplink_delay.0, limit)));
+        }
+        let stream = |purpose: &str| stream(seed, run, &format!("radio:{}:{purpose}", r.name));
+        let ctx = super::radio::RadioContext { index: i, receivers: &receivers, stream: &stream };
+        radios.push(RadioDir {
+            name: r.name.clone(),
+            from_node: from,
+            model: r.model.build(&ctx),
+            receivers,
+            wake: SimTime::MAX,
+            bytes_since_sample: 0,
+            drops: [0; crate::link::DropCause::COUNT],
+        });
+    }
+    let mut edges: Vec<Edge> =
+        links.iter().enumerate().map(|(i, (from, d))| Edge { from: *from, to: d.to_node, hop: i as u32 }).collect();
+    for (i, r) in radios.iter().enumerate() {
+        edges.extend(r.receivers.iter().map(|&to| Edge { from: r.from_node, to, hop: RADIO | i as u32 }));
+    }
+    let (routes, radio_next) = shortest_paths(s.nodes.len(), &edges);
     let links: Vec<LinkDir> = links.into_iter().map(|(_, d)| d).collect();
 
     let end = SimTime::ZERO + s.simulation.duration.0;
@@ -99,7 +125,9 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         events: 0,
         nodes: s.nodes.iter().map(|n| NodeRt { name: n.name.clone() }).collect(),
         routes,
+        radio_next,
         links,
+        radios,
         flows,
         captures,
         capture_error: None,
@@ -161,24 +189,34 @@ pub(crate) fn tcp_config(t: &TcpSpec) -> TcpConfig {
     }
 }
 
+/// One directed hop: a wired link direction, or a radio link towards one receiver.
+struct Edge {
+    from: u32,
+    to: u32,
+    hop: u32,
+}
+
 /// Static shortest-path (fewest hops) routing: BFS from every destination over the
-/// reversed links; ties go to the link listed first, so routes are deterministic.
-fn shortest_paths(n: usize, links: &[(u32, LinkDir)]) -> Vec<u32> {
+/// reversed edges; ties go to the edge listed first, so routes are deterministic.
+/// Returns the hop table and, per entry, the next node.
+fn shortest_paths(n: usize, edges: &[Edge]) -> (Vec<u32>, Vec<u32>) {
     let mut routes = vec![NO_ROUTE; n * n];
+    let mut next = vec![NO_ROUTE; n * n];
     for dst in 0..n {
         let mut dist = vec![usize::MAX; n];
         dist[dst] = 0;
         let mut frontier = VecDeque::from([dst]);
         while let Some(v) = frontier.pop_front() {
-            for (id, (from, l)) in links.iter().enumerate() {
-                let u = *from as usize;
-                if l.to_node as usize == v && dist[u] == usize::MAX {
+            for e in edges.iter().filter(|e| e.to as usize == v) {
+                let u = e.from as usize;
+                if dist[u] == usize::MAX {
                     dist[u] = dist[v] + 1;
-                    routes[u * n + dst] = id as u32;
+                    routes[u * n + dst] = e.hop;
+                    next[u * n + dst] = e.to;
                     frontier.push_back(u);
                 }
             }
         }
     }
-    routes
+    (routes, next)
 }

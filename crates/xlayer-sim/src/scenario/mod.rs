@@ -2,6 +2,7 @@
 //! the world. Every error a scenario author can cause names the field path.
 
 mod builder;
+pub mod radio;
 mod schema;
 pub mod units;
 mod validate;

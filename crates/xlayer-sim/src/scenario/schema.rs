@@ -23,6 +23,9 @@ pub struct Scenario {
     /// Full-duplex point-to-point links between nodes.
     #[serde(rename = "link")]
     pub links: Vec<LinkSpec>,
+    /// Radio hops from a base station or access point to mobiles.
+    #[serde(rename = "radio", default)]
+    pub radios: Vec<super::radio::RadioSpec>,
     /// Transport flows with their applications.
     #[serde(rename = "flow", default)]
     pub flows: Vec<FlowSpec>,

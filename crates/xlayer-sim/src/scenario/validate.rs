@@ -53,6 +53,22 @@ impl Scenario {
         unique("node", self.nodes.iter().enumerate().map(|(i, n)| (i, n.name.as_str())))?;
         let link_names: Vec<String> = self.links.iter().map(|l| l.resolved_name()).collect();
         unique("link", link_names.iter().enumerate().map(|(i, n)| (i, n.as_str())))?;
+        for (i, r) in self.radios.iter().enumerate() {
+            if link_names.contains(&r.name) || self.radios[..i].iter().any(|o| o.name == r.name) {
+                return Err(ScenarioError::at(format!("radio[{i}].name"), format!("`{}` is used twice; link and radio names must be unique", r.name)));
+            }
+            self.node(format!("radio[{i}].from"), &r.from)?;
+            if r.to.is_empty() {
+                return Err(ScenarioError::at(format!("radio[{i}].to"), "needs at least one receiver node"));
+            }
+            for (j, to) in r.to.iter().enumerate() {
+                self.node(format!("radio[{i}].to[{j}]"), to)?;
+                if *to == r.from || r.to[..j].contains(to) {
+                    return Err(ScenarioError::at(format!("radio[{i}].to[{j}]"), format!("`{to}` must be listed once and differ from `from`")));
+                }
+            }
+            r.model.validate(&format!("radio[{i}].model"))?;
+        }
         for (i, l) in self.links.iter().enumerate() {
             self.node(format!("link[{i}].a"), &l.a)?;
             self.node(format!("link[{i}].b"), &l.b)?;

@@ -1,6 +1,7 @@
 //! Per-flow counters in the ns-3 FlowMonitor style, for the data (forward) direction,
 //! plus the acknowledgement direction's packet counts.
 
+use crate::link::DropCause;
 use xlayer_proto::SimTime;
 
 #[derive(Clone, Debug, Default)]
@@ -9,8 +10,8 @@ pub struct FlowStats {
     pub tx_bytes: u64,
     pub rx_packets: u64,
     pub rx_bytes: u64,
-    pub lost_queue_overflow: u64,
-    pub lost_channel: u64,
+    /// Data packets lost, by `DropCause` index.
+    pub lost: [u64; DropCause::COUNT],
     pub ack_tx_packets: u64,
     pub ack_rx_packets: u64,
     pub ack_lost: u64,
@@ -52,7 +53,7 @@ impl FlowStats {
     }
 
     pub fn lost_packets(&self) -> u64 {
-        self.lost_queue_overflow + self.lost_channel
+        self.lost.iter().sum()
     }
 }
 

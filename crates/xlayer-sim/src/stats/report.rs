@@ -19,6 +19,8 @@ pub struct FlowRow {
     pub lost_packets: u64,
     pub lost_queue_overflow: u64,
     pub lost_channel: u64,
+    pub lost_arq_discard: u64,
+    pub lost_reorder_timeout: u64,
     pub in_flight_packets: u64,
     pub ack_tx_packets: u64,
     pub ack_rx_packets: u64,
@@ -49,12 +51,15 @@ pub struct LinkRow {
     pub link: String,
     pub direction: String,
     pub rate_bps: u64,
+    /// Wired: packets and bytes put on the line. Radio: packets and bytes delivered.
     pub tx_packets: u64,
     pub tx_bytes: u64,
     /// tx_bytes · 8 / (rate · duration).
     pub utilization: f64,
     pub drops_queue_overflow: u64,
     pub drops_channel: u64,
+    pub drops_arq_discard: u64,
+    pub drops_reorder_timeout: u64,
     pub queue_packets_at_end: u64,
 }
 

@@ -1,0 +1,3 @@
+//! Radio hop models, each implementing `link::RadioLink`.
+
+pub mod fifo;

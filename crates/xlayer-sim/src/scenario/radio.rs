@@ -1,0 +1,77 @@
+//! Radio hops in scenario files: `[[radio]]` tables. Each names the node that transmits
+//! (base station, access point), the receivers, the error-free uplink that carries
+//! traffic back, and the downlink model.
+
+use super::units::{Duration, QueueLimit, Rate};
+use super::ScenarioError;
+use crate::engine::Rng;
+use crate::link::RadioLink;
+use crate::radio::fifo::FifoRadio;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RadioSpec {
+    /// Unique name (shared with wired link names). Required.
+    pub name: String,
+    /// Transmitting node (base station / access point). Required.
+    pub from: String,
+    /// Receiving nodes (mobiles), at least one. Required.
+    pub to: Vec<String>,
+    /// Rate of each receiver's uplink back to `from`. Required.
+    pub uplink_rate: Rate,
+    /// One-way delay of the uplink. Required.
+    pub uplink_delay: Duration,
+    /// The downlink model. Required.
+    pub model: RadioModel,
+}
+
+/// Downlink models.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RadioModel {
+    /// One FIFO buffer served at a constant rate, then a fixed air delay.
+    Fifo {
+        /// Air rate.
+        rate: Rate,
+        /// Air delay.
+        delay: Duration,
+        /// Buffer limit. Default: "1000pkt".
+        #[serde(default = "default_limit")]
+        queue: QueueLimit,
+    },
+}
+
+fn default_limit() -> QueueLimit {
+    QueueLimit::Packets(1000)
+}
+
+/// What a model gets when the world is built.
+pub struct RadioContext<'a> {
+    /// Index of this radio in the scenario (for error paths).
+    pub index: usize,
+    /// Number of receivers; the world passes node ids, the model may index them.
+    pub receivers: &'a [u32],
+    /// Derive the model's random streams from this (one per named purpose).
+    pub stream: &'a dyn Fn(&str) -> Rng,
+}
+
+impl RadioModel {
+    pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        match self {
+            RadioModel::Fifo { queue, .. } => match queue {
+                QueueLimit::Packets(0) | QueueLimit::Bytes(0) => {
+                    Err(ScenarioError::at(format!("{path}.queue"), "must be at least 1 packet or 1 byte"))
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+
+    pub fn build(&self, _ctx: &RadioContext<'_>) -> Box<dyn RadioLink> {
+        match self {
+            RadioModel::Fifo { rate, delay, queue } => Box::new(FifoRadio::new(rate.0, delay.0, *queue)),
+        }
+    }
+}
