@@ -56,8 +56,12 @@ impl SimDur {
     /// Time to serialize `bytes` at `rate_bps`, rounded up to a whole nanosecond.
     pub fn transmission(bytes: u64, rate_bps: u64) -> SimDur {
         debug_assert!(rate_bps > 0);
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        SimDur(bits.div_ceil(rate_bps as u128) as u64)
+        // 64-bit arithmetic while it cannot overflow (any packet): u128 division is a
+        // slow library call on the hot path.
+        match bytes.checked_mul(8_000_000_000) {
+            Some(bit_ns) => SimDur(bit_ns.div_ceil(rate_bps)),
+            None => SimDur((bytes as u128 * 8_000_000_000).div_ceil(rate_bps as u128) as u64),
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 use crate::app::App;
 use crate::stats::flow::quantile;
 use crate::stats::{FlowRow, LinkRow, RunReport};
-use crate::world::{Event, ReceiverSide, SenderSide, World};
+use crate::world::{ReceiverSide, SenderSide, World};
 use crate::link::DropCause;
 use xlayer_proto::{Dir, Packet, SimTime};
 
@@ -44,18 +44,14 @@ impl World {
         }
         // In flight: waiting in a queue or propagating on a wire.
         let mut per_flow_in_flight = vec![0u64; self.flows.len()];
-        let queued = self.links.iter().flat_map(|l| l.queued());
-        let on_wire = self.queue.iter().filter_map(|e| match e {
-            Event::Arrive { pkt, .. } => Some(pkt),
-            _ => None,
-        });
+        let on_links = self.links.iter().flat_map(|l| l.held());
         let mut count = |p: &Packet| {
             self.conservation.in_flight += 1;
             if p.dir == Dir::Forward {
                 per_flow_in_flight[p.flow.0 as usize] += 1;
             }
         };
-        queued.chain(on_wire).for_each(&mut count);
+        on_links.for_each(&mut count);
         for r in &self.radios {
             r.model.for_each_held(&mut count);
         }

@@ -15,8 +15,8 @@ use xlayer_proto::tcp::{TcpReceiver, TcpSender};
 use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TcpHeader, Transport, UdpHeader};
 
 pub(crate) enum Event {
-    /// A packet reaches the far end of a link direction.
-    Arrive { link: u32, pkt: Packet },
+    /// The packet at the head of a link direction's wire reaches the far end.
+    Arrive { link: u32 },
     /// A link direction finished serializing; the next queued packet may start.
     TxDone { link: u32 },
     /// A radio link asked to be woken (TTI or slot boundary, ARQ timer, ...).
@@ -134,7 +134,7 @@ impl World {
             self.events += 1;
             self.note(&ev);
             match ev {
-                Event::Arrive { link, pkt } => self.arrive(link, pkt),
+                Event::Arrive { link } => self.arrive(link),
                 Event::TxDone { link } => {
                     if let Some(tx) = self.links[link as usize].tx_done(t) {
                         self.started(link, tx);
@@ -168,7 +168,7 @@ impl World {
 
     fn note(&mut self, ev: &Event) {
         let (kind, tag, component, packet) = match ev {
-            Event::Arrive { link, pkt } => ("arrive", 1, *link, pkt.uid),
+            Event::Arrive { link } => ("arrive", 1, *link, self.links[*link as usize].head_uid()),
             Event::TxDone { link } => ("tx_done", 2, *link, 0),
             Event::RadioWake { radio } => ("radio_wake", 8, *radio, 0),
             Event::Wake { flow, side } => ("wake", 3 + *side as u64, *flow, 0),
@@ -215,20 +215,21 @@ impl World {
     }
 
     fn started(&mut self, link: u32, tx: TxStart) {
-        if let Some(c) = self.links[link as usize].capture {
-            if let Some(pkt) = tx.arrival.as_ref().map(|(_, p)| p).or(tx.lost.as_ref()) {
-                if let Err(e) = self.captures[c].write(self.now, pkt) {
-                    self.capture_error.get_or_insert(e);
-                }
+        let l = &mut self.links[link as usize];
+        if let Some(c) = l.capture {
+            if let Err(e) = self.captures[c].write(self.now, l.last_started()) {
+                self.capture_error.get_or_insert(e);
             }
         }
         if let Some(at) = tx.next_tx {
             self.queue.push(at, Event::TxDone { link });
         }
-        match (tx.arrival, tx.lost) {
-            (Some((at, pkt)), _) => self.queue.push(at, Event::Arrive { link, pkt }),
-            (None, Some(pkt)) => self.drop(pkt, DropCause::Channel),
-            (None, None) => unreachable!("a started transmission carries its packet"),
+        if let Some(at) = tx.first_arrival {
+            self.queue.push(at, Event::Arrive { link });
+        }
+        if tx.lost {
+            let pkt = l.take_lost();
+            self.drop(pkt, DropCause::Channel);
         }
     }
 
@@ -265,8 +266,14 @@ impl World {
         }
     }
 
-    fn arrive(&mut self, link: u32, pkt: Packet) {
-        self.arrive_at(self.links[link as usize].to_node, pkt)
+    fn arrive(&mut self, link: u32) {
+        let l = &mut self.links[link as usize];
+        let (pkt, next) = l.land();
+        let node = l.to_node;
+        if let Some(at) = next {
+            self.queue.push(at, Event::Arrive { link });
+        }
+        self.arrive_at(node, pkt)
     }
 
     fn arrive_at(&mut self, node: u32, pkt: Packet) {

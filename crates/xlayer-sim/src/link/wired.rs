@@ -4,6 +4,9 @@
 //! The link keeps `busy_until` instead of a "transmission done" event: a packet that
 //! finds the line idle and the queue empty starts at once, and a wake-up is needed only
 //! while packets wait. That saves one event per packet per hop on idle links.
+//!
+//! Packets on the wire sit in a FIFO `pipe` (a link delivers in the order it sends), so
+//! the event queue holds at most one arrival per link instead of one per packet.
 
 use crate::channel::loss::LossProcess;
 use crate::scenario::units::QueueLimit;
@@ -19,6 +22,10 @@ pub struct LinkDir {
     pub loss: Option<LossProcess>,
     queue: VecDeque<Packet>,
     queue_bytes: u64,
+    /// Sent and propagating, in arrival order.
+    pipe: VecDeque<(SimTime, Packet)>,
+    /// The last packet the channel lost, until the caller takes it.
+    lost: Option<Packet>,
     busy_until: SimTime,
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -30,12 +37,14 @@ pub struct LinkDir {
     pub capture: Option<usize>,
 }
 
-/// What the caller must do after a transmission starts.
+/// What the caller must do after a transmission starts (small, so it stays in
+/// registers: the packet itself never leaves the link on this path).
+#[derive(Clone, Copy, Debug)]
 pub struct TxStart {
-    /// The packet and when it reaches the far end; `None` if the channel lost it.
-    pub arrival: Option<(SimTime, Packet)>,
-    /// The lost packet, returned so the caller can account for it.
-    pub lost: Option<Packet>,
+    /// Schedule an arrival event then: the packet is the first on the wire.
+    pub first_arrival: Option<SimTime>,
+    /// The channel lost the packet; take it with `take_lost`.
+    pub lost: bool,
     /// When to call `tx_done` again because more packets wait.
     pub next_tx: Option<SimTime>,
 }
@@ -59,6 +68,8 @@ impl LinkDir {
             loss: None,
             queue: VecDeque::new(),
             queue_bytes: 0,
+            pipe: VecDeque::new(),
+            lost: None,
             busy_until: SimTime::ZERO,
             tx_packets: 0,
             tx_bytes: 0,
@@ -75,8 +86,29 @@ impl LinkDir {
     pub fn queue_bytes(&self) -> u64 {
         self.queue_bytes
     }
-    pub fn queued(&self) -> impl Iterator<Item = &Packet> {
-        self.queue.iter()
+    /// Packets waiting or on the wire.
+    pub fn held(&self) -> impl Iterator<Item = &Packet> {
+        self.queue.iter().chain(self.pipe.iter().map(|(_, p)| p))
+    }
+
+    /// The packet whose transmission just started (for captures).
+    pub fn last_started(&self) -> &Packet {
+        self.lost.as_ref().or(self.pipe.back().map(|(_, p)| p)).expect("a transmission started")
+    }
+
+    pub fn take_lost(&mut self) -> Packet {
+        self.lost.take().expect("TxStart::lost was set")
+    }
+
+    /// The packet at the head of the wire has arrived; returns it and the arrival time of
+    /// the next one, if any.
+    pub fn land(&mut self) -> (Packet, Option<SimTime>) {
+        let (_, pkt) = self.pipe.pop_front().expect("an arrival event implies a packet on the wire");
+        (pkt, self.pipe.front().map(|(t, _)| *t))
+    }
+
+    pub fn head_uid(&self) -> u64 {
+        self.pipe.front().map_or(0, |(_, p)| p.uid)
     }
 
     fn fits(&self, bytes: u32) -> bool {
@@ -116,8 +148,11 @@ impl LinkDir {
         let next_tx = (!self.queue.is_empty()).then_some(end);
         if self.loss.as_mut().is_some_and(|l| l.lose_next()) {
             self.drops_channel += 1;
-            return TxStart { arrival: None, lost: Some(pkt), next_tx };
+            self.lost = Some(pkt);
+            return TxStart { first_arrival: None, lost: true, next_tx };
         }
-        TxStart { arrival: Some((end + self.delay, pkt)), lost: None, next_tx }
+        let at = end + self.delay;
+        self.pipe.push_back((at, pkt));
+        TxStart { first_arrival: (self.pipe.len() == 1).then_some(at), lost: false, next_tx }
     }
 }
