@@ -31,7 +31,7 @@ pub struct CrossLayerInfo {
     pub l7_realtime_rate_bps: f64,
 }
 
-pub trait WindowAgent: Send {
+pub trait WindowAgent: Send + Sync {
     /// Short stable name, used in outputs.
     fn name(&self) -> &'static str;
     /// Every arriving data segment, duplicates and out-of-order ones included.

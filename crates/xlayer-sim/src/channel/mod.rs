@@ -1,3 +1,4 @@
 //! Channel models: what happens to a packet between the two ends of a link.
 
+pub mod fading;
 pub mod loss;

@@ -32,7 +32,7 @@ pub struct RadioMetrics {
     pub rate_bps: f64,
 }
 
-pub trait RadioLink: Send {
+pub trait RadioLink: Send + Sync {
     /// A packet from the network side whose next hop is receiver node `next_node`.
     /// The model may drop it at once (reporting it through `poll_output`).
     fn enqueue(&mut self, now: SimTime, pkt: Packet, next_node: u32);

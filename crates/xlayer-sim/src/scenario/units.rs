@@ -125,7 +125,14 @@ unit_type!(
     r"^[0-9.]+\s*(ns|us|ms|s|min)$",
     "25ms",
     |s: &str| scaled(s, TIME_UNITS, "duration").map(SimDur::from_secs_f64),
-    |v: SimDur, f: &mut fmt::Formatter<'_>| write!(f, "{}ns", v.0)
+    |v: SimDur, f: &mut fmt::Formatter<'_>| {
+        // The largest unit that shows the value exactly: "100ms", not "100000000ns".
+        let ns = v.0;
+        match [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")].iter().find(|(k, _)| ns % k == 0) {
+            Some((k, unit)) if ns > 0 => write!(f, "{}{unit}", ns / k),
+            _ => write!(f, "{ns}ns"),
+        }
+    }
 );
 
 unit_type!(
@@ -213,6 +220,9 @@ mod tests {
         assert_eq!("1500B".parse::<Bytes>().unwrap().0, 1500);
         assert_eq!("64KiB".parse::<Bytes>().unwrap().0, 65536);
         assert_eq!("100pkt".parse::<QueueLimit>().unwrap(), QueueLimit::Packets(100));
+        for text in ["100ms", "25s", "1500us", "7ns", "0ns"] {
+            assert_eq!(text.parse::<Duration>().unwrap().to_string(), text);
+        }
     }
 
     #[test]

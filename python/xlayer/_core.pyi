@@ -1,0 +1,48 @@
+"""Native core of xlayer (Rust, via pyo3). Use the `xlayer` package API instead."""
+
+from typing import Any, Optional, final
+
+__all__ = [
+    "RNG_ALGORITHM",
+    "ScenarioError",
+    "Simulation",
+    "__version__",
+    "check_determinism",
+    "schema",
+    "validate",
+]
+
+__version__: str
+RNG_ALGORITHM: str
+
+class ScenarioError(ValueError):
+    """A scenario failed validation; the message names the field path and what is allowed."""
+
+@final
+class Simulation:
+    """One run of a scenario. Build it, advance it, finish it once."""
+
+    def __new__(
+        cls, scenario_json: str, seed: int, run: int, pcap_dir: Optional[str] = None
+    ) -> "Simulation": ...
+    @property
+    def duration_s(self) -> float: ...
+    @property
+    def now_s(self) -> float: ...
+    @property
+    def events(self) -> int: ...
+    @property
+    def scenario_hash(self) -> str: ...
+    def advance(self, until_s: float) -> None:
+        """Run events up to `until_s` (clamped to the duration). Releases the GIL."""
+    def finish(self) -> dict[str, Any]:
+        """Run to the end and return the results (see xlayer.api)."""
+
+def validate(scenario_json: str) -> None:
+    """Raise ScenarioError if the scenario is invalid."""
+
+def schema() -> str:
+    """JSON Schema of the scenario format, as a JSON string."""
+
+def check_determinism(scenario_json: str, seed: int, run: int) -> Optional[dict[str, Any]]:
+    """Run twice; None if identical, else the first diverging event."""

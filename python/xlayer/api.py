@@ -1,0 +1,259 @@
+"""`xlayer.run`: one simulation run, returned as pandas DataFrames plus provenance."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import _core, progress as _progress
+from .scenario import ScenarioLike, canonical_json, native_errors, resolve
+
+RNG: str = getattr(
+    _core, "RNG_ALGORITHM", "xoshiro256++ seeded via SplitMix64 from (seed, run, stream name)"
+)
+RUN_FILES = ("flows.parquet", "series.parquet", "links.parquet", "flows.csv", "manifest.json")
+SERIES_COLUMNS = ["time_s", "entity", "metric", "value"]
+
+
+@dataclass(repr=False)
+class RunResult:
+    """Results of one run. Tables are tidy: one row per flow / link direction / sample."""
+
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    series: pd.DataFrame
+    fingerprint: str
+    metadata: dict[str, Any]
+    conservation: dict[str, int]
+    scenario: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        m = self.metadata
+        return (
+            f"RunResult(name={m.get('scenario_name')!r}, seed={m.get('seed')}, run={m.get('run')}, "
+            f"fingerprint={self.fingerprint!r}, flows={len(self.flows)}, links={len(self.links)}, "
+            f"series_rows={len(self.series)}, events={m.get('events')})"
+        )
+
+    @property
+    def conserved(self) -> bool:
+        """Every packet sent is delivered, dropped or still in flight."""
+        c = self.conservation
+        return bool(c["sent"] == c["delivered"] + c["dropped"] + c["in_flight"])
+
+    def series_wide(self, metric: str | None = None) -> pd.DataFrame:
+        """Pivot the long series to one row per time: columns are entities for one
+        `metric`, else an (entity, metric) MultiIndex."""
+        s = self.series
+        if metric is not None:
+            s = s[s["metric"] == metric]
+            return s.pivot(index="time_s", columns="entity", values="value")
+        return s.pivot(index="time_s", columns=["entity", "metric"], values="value")
+
+    def manifest(self, **extra: Any) -> dict[str, Any]:
+        """Everything needed to reproduce and identify this run (written as manifest.json)."""
+        return {
+            **self.metadata,
+            "fingerprint": self.fingerprint,
+            "conservation": self.conservation,
+            "command": list(sys.argv),
+            "cwd": os.getcwd(),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            **extra,
+            "scenario": self.scenario,
+        }
+
+    def write(self, directory: str | os.PathLike[str], **extra: Any) -> Path:
+        """Write the result files into an existing directory (not atomic; see `to_dir`)."""
+        d = Path(directory)
+        manifest = self.manifest(**{"files": list(RUN_FILES), **extra})
+        meta = {k: v for k, v in manifest.items() if k != "scenario"}
+        write_parquet(self.flows, d / "flows.parquet", meta)
+        write_parquet(self.series, d / "series.parquet", meta)
+        write_parquet(self.links, d / "links.parquet", meta)
+        self.flows.to_csv(d / "flows.csv", index=False)
+        write_json(manifest, d / "manifest.json")
+        return d
+
+    def to_dir(self, out: str | os.PathLike[str], **extra: Any) -> Path:
+        """Write flows/series/links Parquet, flows.csv and manifest.json into `out`,
+        atomically: either the complete directory appears or nothing changes."""
+        with atomic_dir(out) as stage:
+            self.write(stage, **extra)
+        return Path(out)
+
+
+def run(
+    scenario: ScenarioLike,
+    seed: int = 1,
+    run: int = 0,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    pcap_dir: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> RunResult:
+    """Run `scenario` (path to .toml/.json, or dict) once with (`seed`, `run`).
+
+    `overrides` maps dotted paths to values (see `xlayer.scenario.apply_overrides`).
+    `pcap_dir` enables captures into that directory. `progress` shows a bar on stderr
+    (default: only when stderr is a terminal). Raises `xlayer.ScenarioError` for an
+    invalid scenario.
+    """
+    _check_index("seed", seed)
+    _check_index("run", run)
+    doc = resolve(scenario, overrides)
+    if pcap_dir is not None:
+        Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+        pcap_dir = os.fspath(pcap_dir)
+    with native_errors():
+        sim = _core.Simulation(canonical_json(doc), seed, run, pcap_dir)
+    label = doc.get("name") or (Path(scenario).stem if isinstance(scenario, (str, os.PathLike)) else "run")
+    raw = _drive(sim, _progress.enabled(progress), f"{label} seed={seed} run={run}")
+    return _result(raw, doc, seed, run)
+
+
+def _check_index(what: str, v: Any) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**64:
+        raise ValueError(f"{what} must be an integer in [0, 2^64), got {v!r}")
+
+
+def _drive(sim: Any, show: bool, label: str) -> dict[str, Any]:
+    """Run to the end; with a bar, in ~100 steps of simulated time."""
+    if show:
+        dur = sim.duration_s
+        with _progress.sim_bar(dur, label) as update:
+            for i in range(1, 101):
+                sim.advance(dur * i / 100)
+                update(sim.now_s, sim.events)
+    result: dict[str, Any] = sim.finish()
+    return result
+
+
+def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) -> RunResult:
+    series = pd.DataFrame(raw.get("series") or {c: [] for c in SERIES_COLUMNS})
+    metadata = {
+        "version": version(),
+        "commit": commit(),
+        "seed": seed,
+        "run": run,
+        "rng": RNG,
+        "scenario_name": doc.get("name", ""),
+        "scenario_hash": raw.get("scenario_hash"),
+        "events": raw.get("events"),
+        "sim_time_s": raw.get("sim_time_s"),
+        "wall_time_s": raw.get("wall_time_s"),
+    }
+    return RunResult(
+        flows=pd.DataFrame(raw.get("flows") or {}),
+        links=pd.DataFrame(raw.get("links") or {}),
+        series=series,
+        fingerprint=str(raw["fingerprint"]),
+        metadata=metadata,
+        conservation={k: int(v) for k, v in dict(raw.get("conservation") or {}).items()},
+        scenario=doc,
+    )
+
+
+# --- provenance -------------------------------------------------------------------------
+
+
+def version() -> str:
+    return str(getattr(_core, "__version__", "unknown"))
+
+
+@functools.lru_cache(maxsize=1)
+def commit() -> str | None:
+    """Git commit of this build: recorded by the native module or the installer when
+    available, else `git rev-parse HEAD` of the checkout the package lives in (with a
+    `-dirty` suffix for uncommitted changes), else None."""
+    built = getattr(_core, "__commit__", None)
+    if built:
+        return str(built)
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        info = json.loads(distribution("xlayer").read_text("direct_url.json") or "{}")
+        vcs = info.get("vcs_info", {}).get("commit_id")
+        if vcs:
+            return str(vcs)
+    except (PackageNotFoundError, ValueError, OSError):
+        pass
+    return _git_head(Path(__file__).resolve().parent)
+
+
+def _git_head(where: Path) -> str | None:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(where), *args], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+
+    try:
+        head = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("-dirty" if dirty else "") if head else None
+
+
+# --- files ------------------------------------------------------------------------------
+
+
+def write_parquet(df: pd.DataFrame, path: Path, meta: Mapping[str, Any]) -> None:
+    """Parquet (zstd) with the run metadata in the file's key-value metadata."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    kv = dict(table.schema.metadata or {})
+    kv[b"xlayer"] = json.dumps(meta, sort_keys=True, default=str).encode()
+    pq.write_table(table.replace_schema_metadata(kv), path, compression="zstd")
+
+
+def write_json(obj: Any, path: Path) -> None:
+    path.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+
+
+@contextmanager
+def atomic_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a staging directory next to `out`; on success it replaces `out`, on error it
+    is removed together with any parent directories this call created."""
+    out = Path(out).absolute()
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"output path exists and is not a directory: {out}")
+    created = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    stage.chmod(0o777 & ~umask)  # mkdtemp makes it private; the result should not be
+    try:
+        yield stage
+        if out.exists():  # swap: old -> backup, stage -> out, drop backup
+            backup = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, backup / "old")
+            os.replace(stage, out)
+            shutil.rmtree(backup, ignore_errors=True)
+        else:
+            os.replace(stage, out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        for p in created:  # innermost first
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        raise

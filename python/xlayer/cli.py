@@ -1,0 +1,309 @@
+"""The `xlayer` command: run, validate, schema, sweep, reproduce.
+
+Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option) with a
+message on stderr and no output directory, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from . import _core, api, papers, progress, schema_doc
+from .scenario import OverrideError, ScenarioError, parse_value, schema, validate
+from .stats import summarize
+from .sweep import sweep, validate_grid
+
+
+class UsageError(Exception):
+    """A malformed command-line value (exit code 2)."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command = list(sys.argv) if argv is None else ["xlayer", *argv]
+    try:
+        return int(args.func(args, command))
+    except (ScenarioError, UsageError, FileNotFoundError, FileExistsError) as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        print("xlayer: interrupted", file=sys.stderr)
+        return 130
+
+
+def _fail(msg: str) -> int:
+    print(f"xlayer: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="xlayer", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"xlayer {_core.__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("file", metavar="FILE", help="scenario file (.toml or .json)")
+        sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                        help="override a scenario value, e.g. link.bottleneck.rate=20Mbps, "
+                             "flow.f0.tcp.delayed_ack=true, flow.0.app.rate=64kbps")
+
+    r = sub.add_parser("run", help="run one scenario and write its results")
+    common(r)
+    r.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
+    r.add_argument("--run", type=int, default=0, help="replication index (default 0)")
+    r.add_argument("--out", type=Path, help="output directory (default out/<scenario stem>)")
+    r.add_argument("--pcap", action="store_true", help="write packet captures into OUT/pcap/")
+    r.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
+    r.set_defaults(func=_cmd_run)
+
+    v = sub.add_parser("validate", help="check a scenario without running it")
+    common(v)
+    v.set_defaults(func=_cmd_validate)
+
+    s = sub.add_parser("schema", help="print the JSON Schema of the scenario format")
+    s.add_argument("--markdown", action="store_true", help="print the Markdown reference instead")
+    s.set_defaults(func=_cmd_schema)
+
+    rp = sub.add_parser("reproduce", help="reproduce a paper's experiments and check them")
+    rp.add_argument("paper", choices=papers.available(), help="which paper")
+    rp.add_argument("--quick", action="store_true", help="a reduced version (minutes, for CI)")
+    rp.add_argument("--out", type=Path, help="output directory (default out/reproduce-<paper>)")
+    rp.add_argument("--workers", "-j", type=int, default=2, help="parallel processes (default 2)")
+    rp.set_defaults(func=_cmd_reproduce)
+
+    w = sub.add_parser("sweep", help="run a grid of parameters x seeds")
+    common(w)
+    w.add_argument("--grid", action="append", default=[], metavar="PATH=V1,V2,...",
+                   help="a sweep axis, e.g. link.bottleneck.rate=10Mbps,20Mbps (repeatable)")
+    w.add_argument("--seeds", default="1", help="seeds: 1,2,3 or 1-20 (default 1)")
+    w.add_argument("--runs", default="0", help="run indices: 0,1 or 0-9 (default 0)")
+    w.add_argument("--workers", "-j", type=int, default=1,
+                   help="parallel processes (0 = one per CPU; default 1)")
+    w.add_argument("--out", type=Path, help="output directory (default out/<stem>-sweep)")
+    w.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
+    w.set_defaults(func=_cmd_sweep)
+    return p
+
+
+# --- option parsing ---------------------------------------------------------------------
+
+
+def parse_sets(items: Sequence[str]) -> dict[str, Any]:
+    """`PATH=VALUE` strings to an overrides dict; values parsed as TOML literals."""
+    out: dict[str, Any] = {}
+    for item in items:
+        path, sep, value = item.partition("=")
+        if not sep or not path.strip() or not value.strip():
+            raise UsageError(f"bad --set `{item}`: expected PATH=VALUE, "
+                             "e.g. --set link.bottleneck.rate=20Mbps")
+        out[path.strip()] = parse_value(value.strip())
+    return out
+
+
+def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
+    """`PATH=V1,V2` strings to a sweep grid."""
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        path, sep, values = item.partition("=")
+        vals = [v.strip() for v in values.split(",")]
+        if not sep or not path.strip() or not all(vals):
+            raise UsageError(f"bad --grid `{item}`: expected PATH=V1,V2,..., "
+                             "e.g. --grid link.bottleneck.rate=10Mbps,20Mbps")
+        grid[path.strip()] = [parse_value(v) for v in vals]
+    return grid
+
+
+def parse_ints(text: str, what: str) -> list[int]:
+    """`1,2,3`, `1-20` or a mix (`1-3,7`) to a list of non-negative integers."""
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, dash, hi = part.strip().partition("-")
+            a, b = int(lo), int(hi) if dash else int(lo)
+            if a < 0 or b < a:
+                raise ValueError
+            out.extend(range(a, b + 1))
+    except ValueError:
+        raise UsageError(f"bad --{what} `{text}`: expected non-negative integers like "
+                         "1,2,3 or a range like 1-20") from None
+    return out
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+def _cmd_validate(args: argparse.Namespace, command: list[str]) -> int:
+    doc = _validated(args)
+    print(f"OK {args.file}: {_describe(doc)}")
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace, command: list[str]) -> int:
+    print(schema_doc.render() if args.markdown else json.dumps(schema(), indent=2), end="\n" * (not args.markdown))
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace, command: list[str]) -> int:
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    out = args.out or Path("out") / f"reproduce-{args.paper}"
+    failed = papers.reproduce(args.paper, out, quick=args.quick, workers=args.workers)
+    print(f"{args.paper}: {failed} check(s) failed; report in {out}/report.md")
+    return 0 if failed == 0 else 1
+
+
+def _cmd_run(args: argparse.Namespace, command: list[str]) -> int:
+    for what in ("seed", "run"):
+        if getattr(args, what) < 0:
+            raise UsageError(f"--{what} must be zero or more, got {getattr(args, what)}")
+    doc = _validated(args)  # errors exit here, before any directory exists
+    out = args.out or Path("out") / Path(args.file).stem
+    show = not args.quiet and progress.enabled(None)
+    with api.atomic_dir(out) as stage:
+        pcap = stage / "pcap" if args.pcap else None
+        res = api.run(doc, args.seed, args.run, pcap_dir=pcap, progress=show)
+        files = list(api.RUN_FILES)
+        if pcap is not None:
+            files += [f"pcap/{p.name}" for p in sorted(pcap.iterdir())]
+        res.write(stage, command=command, files=files, scenario_file=str(args.file),
+                  overrides=parse_sets(args.set))
+    _warn_conservation(res)
+    if args.quiet:
+        print(f"{res.fingerprint} {out}")
+        return 0
+    console = Console(highlight=False)
+    console.print(_flow_table(res))
+    m = res.metadata
+    eps = (m["events"] or 0) / max(m["wall_time_s"] or 0.0, 1e-9)
+    console.print(f"fingerprint {res.fingerprint}  seed {m['seed']} run {m['run']}  "
+                  f"{m['events']} events in {m['wall_time_s'] or 0:.2f} s "
+                  f"({eps / 1e6:.2f} M events/s)", soft_wrap=True)
+    console.print(f"wrote {out}/ ({', '.join(api.RUN_FILES)}{', pcap/' if args.pcap else ''})",
+                  soft_wrap=True)
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
+    grid = parse_grid(args.grid)
+    seeds, runs = parse_ints(args.seeds, "seeds"), parse_ints(args.runs, "runs")
+    if args.workers < 0:
+        raise UsageError(f"--workers must be zero or more, got {args.workers}")
+    doc = _validated(args)
+    try:
+        validate_grid(doc, grid)
+    except ScenarioError as e:
+        if isinstance(e, OverrideError):
+            raise
+        raise type(e)(f"{args.file}: {e}") from None
+    out = args.out or Path("out") / f"{Path(args.file).stem}-sweep"
+    show = not args.quiet and progress.enabled(None)
+    with api.atomic_dir(out) as stage:
+        df = sweep(doc, grid, seeds, runs, workers=args.workers, progress=show)
+        info = df.attrs.get("xlayer", {})
+        manifest = {
+            "version": info.get("version"), "commit": info.get("commit"), "command": command,
+            "cwd": str(Path.cwd()), "scenario_file": str(args.file),
+            "overrides": parse_sets(args.set), "grid": grid, "seeds": seeds, "runs": runs,
+            "workers": args.workers, "rng": api.RNG, "python": sys.version.split()[0],
+            "platform": platform.platform(), "files": ["sweep.parquet", "sweep.csv", "manifest.json"],
+            "n_runs": len(info.get("runs", [])), "run_list": info.get("runs", []), "scenario": doc,
+        }
+        api.write_parquet(df, stage / "sweep.parquet",
+                          {k: v for k, v in manifest.items() if k not in ("scenario", "run_list")})
+        df.to_csv(stage / "sweep.csv", index=False)
+        api.write_json(manifest, stage / "manifest.json")
+    if args.quiet:
+        print(f"{manifest['n_runs']} runs -> {out}")
+        return 0
+    console = Console(highlight=False)
+    console.print(_sweep_table(df))
+    console.print(f"{manifest['n_runs']} runs; wrote {out}/ (sweep.parquet, sweep.csv, "
+                  "manifest.json)", soft_wrap=True)
+    return 0
+
+
+def _validated(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        return validate(args.file, parse_sets(args.set))
+    except OverrideError:
+        raise
+    except ScenarioError as e:
+        if isinstance(e, FileNotFoundError) or str(e).startswith(str(args.file)):
+            raise
+        raise type(e)(f"{args.file}: {e}") from None
+
+
+def _describe(doc: dict[str, Any]) -> str:
+    n = {k: len(doc.get(k, [])) for k in ("node", "link", "flow")}
+    return (f"{doc.get('name') or 'unnamed'}, {n['node']} nodes, {n['link']} links, "
+            f"{n['flow']} flows, duration {doc.get('simulation', {}).get('duration')}")
+
+
+# --- output -----------------------------------------------------------------------------
+
+
+def _num(row: Any, col: str, scale: float = 1.0, fmt: str = "{:.0f}") -> str:
+    v = row.get(col) if hasattr(row, "get") else None
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return fmt.format(v * scale)
+
+
+def _flow_table(res: api.RunResult) -> Table:
+    t = Table(title=f"flows ({res.metadata.get('scenario_name') or 'scenario'})")
+    names = [str(n) for n in res.flows.get("name", res.flows.get("flow", pd.Series(dtype=str)))]
+    t.add_column("flow", no_wrap=True, min_width=max([4, *map(len, names)]))
+    t.add_column("protocol", no_wrap=True)
+    for head in ("goodput Mb/s", "rx pkts", "lost", "retx", "timeouts", "delay p95 ms"):
+        t.add_column(head, justify="right")
+    for name, (_, row) in zip(names, res.flows.iterrows()):
+        t.add_row(
+            name, str(row.get("protocol", "")),
+            _num(row, "goodput_bps", 1e-6, "{:.3f}"), _num(row, "rx_packets"),
+            _num(row, "lost_packets"), _num(row, "retransmissions"), _num(row, "timeouts"),
+            _num(row, "delay_p95_s", 1e3, "{:.1f}"),
+        )
+    return t
+
+
+def _sweep_table(df: pd.DataFrame) -> Table:
+    metrics = [m for m in ("goodput_bps", "delay_p95_s") if m in df.columns]
+    s = summarize(df, metrics=metrics)
+    by = [c for c in s.columns if c not in ("metric", "n", "mean", "std", "ci_low", "ci_high",
+                                            "ci_half_width")]
+    t = Table(title="sweep summary (mean ± 95% CI over seeds x runs)")
+    for c in by:
+        t.add_column(c, overflow="fold")
+    t.add_column("n", justify="right")
+    scale = {"goodput_bps": (1e-6, "goodput Mb/s", "{:.3f}"), "delay_p95_s": (1e3, "delay p95 ms", "{:.1f}")}
+    for m in metrics:
+        t.add_column(scale[m][1], justify="right")
+    for key, g in s.groupby(by, sort=False, dropna=False) if by else [((), s)]:
+        key = key if isinstance(key, tuple) else (key,)
+        cells = []
+        for m in metrics:
+            r = g[g["metric"] == m].iloc[0]
+            k, _, f = scale[m]
+            hw = "" if math.isnan(r["ci_half_width"]) else f" ± {f.format(r['ci_half_width'] * k)}"
+            cells.append(f.format(r["mean"] * k) + hw)
+        n = int(g["n"].max()) if len(g) else 0
+        t.add_row(*[str(x) for x in key], str(n), *cells)
+    return t
+
+
+def _warn_conservation(res: api.RunResult) -> None:
+    if res.conservation and not res.conserved:
+        print(f"xlayer: warning: packet conservation violated: {res.conservation}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

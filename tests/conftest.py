@@ -1,0 +1,51 @@
+"""Shared fixtures. The tests run against the real native module `xlayer._core`
+(build it with `pip install -e .` or `pip install .`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import xlayer
+from xlayer import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+DUMBBELL = SCENARIOS / "dumbbell.toml"
+LOSSY = SCENARIOS / "lossy_link.toml"
+SHORT = {"simulation.duration": "5s"}  # keep simulated time (and test time) small
+
+
+def assert_conserved(res: xlayer.RunResult) -> None:
+    c = res.conservation
+    assert set(c) >= {"sent", "delivered", "dropped", "in_flight"}, c
+    assert c["sent"] == c["delivered"] + c["dropped"] + c["in_flight"], c
+    assert c["sent"] > 0, c
+
+
+@pytest.fixture(scope="session")
+def lossy_run() -> xlayer.RunResult:
+    """The lossy scenario, 5 s, seed 1 run 0 (shared: several tests only read it)."""
+    return xlayer.run(LOSSY, seed=1, run=0, overrides=SHORT, progress=False)
+
+
+@pytest.fixture(scope="session")
+def dumbbell_run() -> xlayer.RunResult:
+    return xlayer.run(DUMBBELL, seed=1, run=0, overrides=SHORT, progress=False)
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Any:
+    """Run the `xlayer` command in-process: returns (exit code, stdout, stderr)."""
+
+    def go(*argv: str) -> tuple[int, str, str]:
+        try:
+            code = cli.main([str(a) for a in argv])
+        except SystemExit as e:  # argparse usage errors
+            code = int(e.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return go
