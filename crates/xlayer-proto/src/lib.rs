@@ -6,6 +6,7 @@
 
 pub mod agents;
 pub mod packet;
+pub mod rlc;
 pub mod tcp;
 pub mod time;
 

@@ -172,7 +172,7 @@ fn window_agent_sees_every_segment_and_sets_the_window() {
     let agent = Recorder { log: log.clone() };
     let mut rx = TcpReceiver::new(&cfg(false), Some(Box::new(agent)));
     assert_eq!(rx.agent_name(), Some("recorder"));
-    let notes = Annotations { price: Some(0.5) };
+    let notes = Annotations { price: Some(0.5), ..Default::default() };
     rx.handle_segment(t(0), &data(0, MSS), Some(&notes), 1040);
     rx.handle_segment(t(1), &data(2000, MSS), None, 1040); // out of order
     rx.handle_segment(t(2), &data(0, MSS), None, 1040); // duplicate

@@ -22,6 +22,7 @@ fn flows<'py>(py: Python<'py>, rows: &[FlowRow]) -> PyResult<Bound<'py, PyDict>>
         first_tx_s, last_tx_s, first_rx_s, last_rx_s,
         delay_mean_s, delay_p50_s, delay_p95_s, delay_p99_s, delay_max_s, jitter_mean_s,
         app_rx_bytes, goodput_bps, retransmissions, timeouts, fast_retransmits, completion_time_s,
+        reordered_packets, late_packets, late_reordered_packets,
     ))
 }
 

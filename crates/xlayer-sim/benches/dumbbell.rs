@@ -3,7 +3,8 @@
 //! data packet delivered end to end, with probes off and with the per-flow table plus a
 //! 100 ms time series on.
 //!
-//! Run: `cargo bench -p xlayer-sim --bench dumbbell` (add `-- quick` for 10 s runs).
+//! Run: `cargo bench -p xlayer-sim --bench dumbbell` (add `-- quick` for 10 s runs,
+//! `-- once` for a single run of the one-flow, probes-off case, e.g. under a profiler).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -29,6 +30,11 @@ fn measure(flows: usize, output: &str, duration: &str, repeats: usize) -> (f64, 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let duration = if quick { "10s" } else { "100s" };
+    if std::env::args().any(|a| a == "once") {
+        let (wall, events, delivered) = measure(1, "flows = false\nseries_interval = \"0s\"", duration, 1);
+        println!("1 flow, probes off: {wall:.4} s, {events} events, {delivered} packets");
+        return;
+    }
     println!("dumbbell, {duration} simulated, best of 3 runs");
     println!("{:>6} {:>22} {:>10} {:>12} {:>12} {:>14} {:>12}", "flows", "probes", "wall_s", "events", "Mevents/s", "delivered_pkts", "ns/pkt");
     for flows in [1, 16] {

@@ -44,6 +44,9 @@ impl World {
         }
         // In flight: waiting in a queue or propagating on a wire.
         let mut per_flow_in_flight = vec![0u64; self.flows.len()];
+        for l in &mut self.links {
+            l.close(self.end);
+        }
         let on_links = self.links.iter().flat_map(|l| l.held());
         let mut count = |p: &Packet| {
             self.conservation.in_flight += 1;
@@ -64,9 +67,10 @@ impl World {
         }
         let flows = (0..self.flows.len()).map(|i| self.flow_row(i, per_flow_in_flight[i])).collect();
         let duration = self.end.as_secs_f64();
+        let end = self.end;
         let links = self
             .links
-            .iter()
+            .iter_mut()
             .map(|l| {
                 let (link, direction) = l.name.split_once(':').unwrap_or((&l.name, ""));
                 LinkRow {
@@ -80,7 +84,7 @@ impl World {
                     drops_channel: l.drops_channel,
                     drops_arq_discard: 0,
                     drops_reorder_timeout: 0,
-                    queue_packets_at_end: l.queue_packets() as u64,
+                    queue_packets_at_end: l.queue_packets(end) as u64,
                 }
             })
             .chain(self.radios.iter().map(|r| {
@@ -176,6 +180,9 @@ impl World {
                 App::File { .. } => s.completed_at.map(|t| t.since(f.start).as_secs_f64()),
                 _ => None,
             },
+            reordered_packets: s.reordered_packets,
+            late_packets: s.late_packets,
+            late_reordered_packets: s.late_reordered_packets,
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod determinism;
 pub mod engine;
 mod finish;
 pub mod link;
+pub mod mac;
 pub mod radio;
 pub mod scenario;
 pub mod stats;

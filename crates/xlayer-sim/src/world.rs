@@ -6,7 +6,7 @@
 
 use crate::app::{App, CbrSource};
 use crate::engine::{EventQueue, Fingerprint};
-use crate::link::{DropCause, Enqueued, LinkDir, RadioDir, RadioOutput, TxStart};
+use crate::link::{DropCause, Enqueued, LinkDir, RadioDir, RadioOutput};
 use crate::stats::{Conservation, FlowStats, Metric, Series};
 use crate::trace::pcap::PcapWriter;
 use xlayer_proto::packet::{tcp_flags, IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
@@ -17,8 +17,6 @@ use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TcpHeader, Transp
 pub(crate) enum Event {
     /// The packet at the head of a link direction's wire reaches the far end.
     Arrive { link: u32 },
-    /// A link direction finished serializing; the next queued packet may start.
-    TxDone { link: u32 },
     /// A radio link asked to be woken (TTI or slot boundary, ARQ timer, ...).
     RadioWake { radio: u32 },
     /// A flow endpoint asked to be woken (RTO, delayed ACK, next CBR packet).
@@ -135,11 +133,6 @@ impl World {
             self.note(&ev);
             match ev {
                 Event::Arrive { link } => self.arrive(link),
-                Event::TxDone { link } => {
-                    if let Some(tx) = self.links[link as usize].tx_done(t) {
-                        self.started(link, tx);
-                    }
-                }
                 Event::Wake { flow, side } => {
                     let f = &mut self.flows[flow as usize];
                     if f.wake[side as usize] == t {
@@ -169,7 +162,6 @@ impl World {
     fn note(&mut self, ev: &Event) {
         let (kind, tag, component, packet) = match ev {
             Event::Arrive { link } => ("arrive", 1, *link, self.links[*link as usize].head_uid()),
-            Event::TxDone { link } => ("tx_done", 2, *link, 0),
             Event::RadioWake { radio } => ("radio_wake", 8, *radio, 0),
             Event::Wake { flow, side } => ("wake", 3 + *side as u64, *flow, 0),
             Event::Start { flow } => ("start", 5, *flow, 0),
@@ -206,30 +198,28 @@ impl World {
             self.radios[radio as usize].model.enqueue(self.now, pkt, next);
             return self.drain_radio(radio);
         }
-        match self.links[link as usize].enqueue(self.now, pkt) {
-            Enqueued::Started(tx) => self.started(link, tx),
-            Enqueued::Queued(Some(at)) => self.queue.push(at, Event::TxDone { link }),
-            Enqueued::Queued(None) => {}
-            Enqueued::Dropped(pkt) => self.drop(pkt, DropCause::QueueOverflow),
-        }
-    }
-
-    fn started(&mut self, link: u32, tx: TxStart) {
         let l = &mut self.links[link as usize];
-        if let Some(c) = l.capture {
-            if let Err(e) = self.captures[c].write(self.now, l.last_started()) {
-                self.capture_error.get_or_insert(e);
+        match l.enqueue(self.now, pkt) {
+            Enqueued::Accepted(first_arrival) => {
+                if let Some(c) = l.capture {
+                    let pkt = l.last_accepted().expect("just accepted");
+                    if let Err(e) = self.captures[c].write(self.now, pkt) {
+                        self.capture_error.get_or_insert(e);
+                    }
+                }
+                if let Some(at) = first_arrival {
+                    self.queue.push(at, Event::Arrive { link });
+                }
             }
-        }
-        if let Some(at) = tx.next_tx {
-            self.queue.push(at, Event::TxDone { link });
-        }
-        if let Some(at) = tx.first_arrival {
-            self.queue.push(at, Event::Arrive { link });
-        }
-        if tx.lost {
-            let pkt = l.take_lost();
-            self.drop(pkt, DropCause::Channel);
+            Enqueued::Overflow(pkt) => self.drop(pkt, DropCause::QueueOverflow),
+            Enqueued::Lost(pkt) => {
+                if let Some(c) = l.capture {
+                    if let Err(e) = self.captures[c].write(self.now, &pkt) {
+                        self.capture_error.get_or_insert(e);
+                    }
+                }
+                self.drop(pkt, DropCause::Channel)
+            }
         }
     }
 
@@ -310,6 +300,7 @@ impl World {
             }
             (ReceiverSide::Udp { app_rx_bytes }, Transport::Udp(h)) => {
                 *app_rx_bytes += h.payload_bytes as u64;
+                f.stats.on_udp_rx(now, pkt.sent_at, h.seq);
             }
             _ => unreachable!("a flow's packets all carry its protocol"),
         }
@@ -455,8 +446,8 @@ impl World {
         let base = self.flows.len() as u32;
         for (i, l) in self.links.iter_mut().enumerate() {
             let e = base + i as u32;
-            self.series.push(t, e, Metric::QueueBytes, l.queue_bytes() as f64);
-            self.series.push(t, e, Metric::QueuePackets, l.queue_packets() as f64);
+            self.series.push(t, e, Metric::QueueBytes, l.queue_bytes(self.now) as f64);
+            self.series.push(t, e, Metric::QueuePackets, l.queue_packets(self.now) as f64);
             let bps = l.bytes_since_sample as f64 * 8.0 / interval.as_secs_f64();
             self.series.push(t, e, Metric::ThroughputBps, bps);
             l.bytes_since_sample = 0;

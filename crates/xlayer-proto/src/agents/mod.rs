@@ -3,9 +3,13 @@
 //! advertised window of every ACK the receiver sends. Koga (seed 000) and CLAMP
 //! (seed 004) plug in here.
 
+mod clamp;
 mod fixed;
+mod koga;
 
+pub use clamp::{ClampAgent, ClampConfig};
 pub use fixed::FixedWindow;
+pub use koga::{ideal_awnd_packets, KogaAgent, KogaConfig};
 
 use crate::packet::{Annotations, TcpHeader};
 use crate::time::SimTime;

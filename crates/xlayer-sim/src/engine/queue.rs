@@ -72,7 +72,8 @@ impl<E> EventQueue<E> {
                 break;
             }
             let right = left + 1;
-            let child = if right < n && self.heap[right].key < self.heap[left].key { right } else { left };
+            // Branch-free choice of the smaller child (the compare is unpredictable).
+            let child = left + (right < n && self.heap[right].key < self.heap[left].key) as usize;
             if self.heap[child].key >= k {
                 break;
             }

@@ -5,7 +5,7 @@ pub mod radio;
 mod wired;
 
 pub use radio::{RadioDir, RadioLink, RadioMetrics, RadioOutput};
-pub use wired::{Enqueued, LinkDir, TxStart};
+pub use wired::{Enqueued, LinkDir};
 
 /// Why a packet left the network without being delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

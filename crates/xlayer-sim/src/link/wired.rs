@@ -1,12 +1,12 @@
 //! One direction of a point-to-point link: a drop-tail FIFO feeding a serializer
 //! (rate), then propagation (delay), with an optional loss process on the wire.
 //!
-//! The link keeps `busy_until` instead of a "transmission done" event: a packet that
-//! finds the line idle and the queue empty starts at once, and a wake-up is needed only
-//! while packets wait. That saves one event per packet per hop on idle links.
-//!
-//! Packets on the wire sit in a FIFO `pipe` (a link delivers in the order it sends), so
-//! the event queue holds at most one arrival per link instead of one per packet.
+//! A FIFO served at a constant rate lets us compute every packet's departure the moment
+//! it is accepted: it starts when the line frees (`busy_until`) and arrives `delay`
+//! after it finishes. So the link needs no "transmission done" events, and because it
+//! delivers in the order it accepts, accepted packets sit in one FIFO `pipe` and the
+//! event queue holds at most one arrival per link. The drop-tail decision counts the
+//! packets still waiting to start (`waiting`), as a real output queue would.
 
 use crate::channel::loss::LossProcess;
 use crate::scenario::units::QueueLimit;
@@ -20,41 +20,33 @@ pub struct LinkDir {
     pub delay: SimDur,
     pub limit: QueueLimit,
     pub loss: Option<LossProcess>,
-    queue: VecDeque<Packet>,
-    queue_bytes: u64,
-    /// Sent and propagating, in arrival order.
+    /// Start times and sizes of accepted packets that have not started yet.
+    waiting: VecDeque<(SimTime, u32)>,
+    waiting_bytes: u64,
+    /// Accepted and not yet arrived (waiting or on the wire), in arrival order.
     pipe: VecDeque<(SimTime, Packet)>,
-    /// The last packet the channel lost, until the caller takes it.
-    lost: Option<Packet>,
     busy_until: SimTime,
+    /// The last (size, serialization time) pair: each direction mostly carries one
+    /// packet size, and this spares a 64-bit division per packet.
+    last_serialization: (u32, SimDur),
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub drops_queue: u64,
     pub drops_channel: u64,
-    /// Bytes whose transmission started since the last time-series sample.
+    /// Bytes that arrived at the far end since the last time-series sample.
     pub bytes_since_sample: u64,
     /// Index of the capture this direction writes to, if any.
     pub capture: Option<usize>,
 }
 
-/// What the caller must do after a transmission starts (small, so it stays in
-/// registers: the packet itself never leaves the link on this path).
-#[derive(Clone, Copy, Debug)]
-pub struct TxStart {
-    /// Schedule an arrival event then: the packet is the first on the wire.
-    pub first_arrival: Option<SimTime>,
-    /// The channel lost the packet; take it with `take_lost`.
-    pub lost: bool,
-    /// When to call `tx_done` again because more packets wait.
-    pub next_tx: Option<SimTime>,
-}
-
+/// What happened to a packet handed to the link.
 pub enum Enqueued {
-    /// The line was idle: transmission started now.
-    Started(TxStart),
-    /// Waiting; schedule `tx_done` at the given time if `Some` (first in the queue).
-    Queued(Option<SimTime>),
-    Dropped(Packet),
+    /// Accepted; schedule an arrival event at this time if `Some` (the pipe was empty).
+    Accepted(Option<SimTime>),
+    /// The queue was full (drop-tail).
+    Overflow(Packet),
+    /// Accepted, serialized, and lost on the wire.
+    Lost(Packet),
 }
 
 impl LinkDir {
@@ -66,11 +58,11 @@ impl LinkDir {
             delay,
             limit,
             loss: None,
-            queue: VecDeque::new(),
-            queue_bytes: 0,
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
             pipe: VecDeque::new(),
-            lost: None,
             busy_until: SimTime::ZERO,
+            last_serialization: (0, SimDur::ZERO),
             tx_packets: 0,
             tx_bytes: 0,
             drops_queue: 0,
@@ -80,79 +72,132 @@ impl LinkDir {
         }
     }
 
-    pub fn queue_packets(&self) -> usize {
-        self.queue.len()
+    /// Forget waiting packets whose transmission has started by `now`.
+    fn settle(&mut self, now: SimTime) {
+        while let Some(&(start, bytes)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= bytes as u64;
+        }
     }
-    pub fn queue_bytes(&self) -> u64 {
-        self.queue_bytes
+
+    /// Packets in the output queue at `now` (not counting the one on the line).
+    pub fn queue_packets(&mut self, now: SimTime) -> usize {
+        self.settle(now);
+        self.waiting.len()
     }
-    /// Packets waiting or on the wire.
+    pub fn queue_bytes(&mut self, now: SimTime) -> u64 {
+        self.settle(now);
+        self.waiting_bytes
+    }
+
+    /// Packets accepted and not yet arrived.
     pub fn held(&self) -> impl Iterator<Item = &Packet> {
-        self.queue.iter().chain(self.pipe.iter().map(|(_, p)| p))
+        self.pipe.iter().map(|(_, p)| p)
     }
 
-    /// The packet whose transmission just started (for captures).
-    pub fn last_started(&self) -> &Packet {
-        self.lost.as_ref().or(self.pipe.back().map(|(_, p)| p)).expect("a transmission started")
+    /// Line time already promised to packets that would start after `end`: they never
+    /// got on the line within the run, so they leave the transmit counters.
+    pub fn close(&mut self, end: SimTime) {
+        self.settle(end);
+        self.tx_packets -= self.waiting.len() as u64;
+        self.tx_bytes -= self.waiting_bytes;
     }
 
-    pub fn take_lost(&mut self) -> Packet {
-        self.lost.take().expect("TxStart::lost was set")
+    fn fits(&self, bytes: u32) -> bool {
+        match self.limit {
+            QueueLimit::Packets(n) => (self.waiting.len() as u64) < n,
+            QueueLimit::Bytes(n) => self.waiting_bytes + bytes as u64 <= n,
+        }
     }
 
-    /// The packet at the head of the wire has arrived; returns it and the arrival time of
+    pub fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Enqueued {
+        self.settle(now);
+        let start = self.busy_until.max(now);
+        if start > now {
+            if !self.fits(pkt.size_bytes) {
+                self.drops_queue += 1;
+                return Enqueued::Overflow(pkt);
+            }
+            self.waiting.push_back((start, pkt.size_bytes));
+            self.waiting_bytes += pkt.size_bytes as u64;
+        }
+        if self.last_serialization.0 != pkt.size_bytes {
+            let d = SimDur::transmission(pkt.size_bytes as u64, self.rate_bps);
+            self.last_serialization = (pkt.size_bytes, d);
+        }
+        let end = start + self.last_serialization.1;
+        self.busy_until = end;
+        self.tx_packets += 1;
+        self.tx_bytes += pkt.size_bytes as u64;
+        // The loss draw happens in acceptance order, which is transmission order.
+        if self.loss.as_mut().is_some_and(|l| l.lose_next()) {
+            self.drops_channel += 1;
+            return Enqueued::Lost(pkt);
+        }
+        let at = end + self.delay;
+        self.pipe.push_back((at, pkt));
+        Enqueued::Accepted((self.pipe.len() == 1).then_some(at))
+    }
+
+    /// The last packet accepted (for captures, right after `enqueue`).
+    pub fn last_accepted(&self) -> Option<&Packet> {
+        self.pipe.back().map(|(_, p)| p)
+    }
+
+    /// The packet at the head of the pipe has arrived; returns it and the arrival time of
     /// the next one, if any.
     pub fn land(&mut self) -> (Packet, Option<SimTime>) {
-        let (_, pkt) = self.pipe.pop_front().expect("an arrival event implies a packet on the wire");
+        let (_, pkt) = self.pipe.pop_front().expect("an arrival event implies a packet in the pipe");
+        self.bytes_since_sample += pkt.size_bytes as u64;
         (pkt, self.pipe.front().map(|(t, _)| *t))
     }
 
     pub fn head_uid(&self) -> u64 {
         self.pipe.front().map_or(0, |(_, p)| p.uid)
     }
+}
 
-    fn fits(&self, bytes: u32) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => (self.queue.len() as u64) < n,
-            QueueLimit::Bytes(n) => self.queue_bytes + bytes as u64 <= n,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xlayer_proto::{Addr, Dir, FlowId, Transport, UdpHeader};
+
+    fn pkt(uid: u64, size: u32) -> Packet {
+        Packet {
+            uid,
+            flow: FlowId(0),
+            dir: Dir::Forward,
+            src: Addr(0),
+            dst: Addr(1),
+            size_bytes: size,
+            sent_at: SimTime::ZERO,
+            transport: Transport::Udp(UdpHeader { seq: uid, payload_bytes: size - 28 }),
+            notes: None,
         }
     }
 
-    pub fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Enqueued {
-        if now >= self.busy_until && self.queue.is_empty() {
-            return Enqueued::Started(self.start(now, pkt));
-        }
-        if !self.fits(pkt.size_bytes) {
-            self.drops_queue += 1;
-            return Enqueued::Dropped(pkt);
-        }
-        self.queue_bytes += pkt.size_bytes as u64;
-        self.queue.push_back(pkt);
-        Enqueued::Queued((self.queue.len() == 1).then_some(self.busy_until))
-    }
-
-    /// The line finished a transmission: start the next waiting packet.
-    pub fn tx_done(&mut self, now: SimTime) -> Option<TxStart> {
-        debug_assert!(now >= self.busy_until);
-        let pkt = self.queue.pop_front()?;
-        self.queue_bytes -= pkt.size_bytes as u64;
-        Some(self.start(now, pkt))
-    }
-
-    fn start(&mut self, now: SimTime, pkt: Packet) -> TxStart {
-        let end = now + SimDur::transmission(pkt.size_bytes as u64, self.rate_bps);
-        self.busy_until = end;
-        self.tx_packets += 1;
-        self.tx_bytes += pkt.size_bytes as u64;
-        self.bytes_since_sample += pkt.size_bytes as u64;
-        let next_tx = (!self.queue.is_empty()).then_some(end);
-        if self.loss.as_mut().is_some_and(|l| l.lose_next()) {
-            self.drops_channel += 1;
-            self.lost = Some(pkt);
-            return TxStart { first_arrival: None, lost: true, next_tx };
-        }
-        let at = end + self.delay;
-        self.pipe.push_back((at, pkt));
-        TxStart { first_arrival: (self.pipe.len() == 1).then_some(at), lost: false, next_tx }
+    #[test]
+    fn departures_are_fifo_and_drop_tail_counts_only_waiting_packets() {
+        // 1000 B at 8 Mb/s = 1 ms on the line, 10 ms propagation, 2 packets of queue.
+        let mut l = LinkDir::new("l".into(), 1, 8_000_000, SimDur::from_millis(10), QueueLimit::Packets(2));
+        let t0 = SimTime::ZERO;
+        assert!(matches!(l.enqueue(t0, pkt(0, 1000)), Enqueued::Accepted(Some(t)) if t == SimTime(11_000_000)));
+        assert!(matches!(l.enqueue(t0, pkt(1, 1000)), Enqueued::Accepted(None)));
+        assert!(matches!(l.enqueue(t0, pkt(2, 1000)), Enqueued::Accepted(None)));
+        assert!(matches!(l.enqueue(t0, pkt(3, 1000)), Enqueued::Overflow(_)));
+        assert_eq!(l.queue_packets(t0), 2);
+        // At 1 ms packet 1 starts: one waits, so there is room again.
+        let t1 = SimTime(1_000_000);
+        assert_eq!(l.queue_packets(t1), 1);
+        assert!(matches!(l.enqueue(t1, pkt(4, 1000)), Enqueued::Accepted(None)));
+        let arrivals: Vec<(SimTime, u64)> = l.pipe.iter().map(|(t, p)| (*t, p.uid)).collect();
+        let ms = |m: u64| SimTime(m * 1_000_000);
+        assert_eq!(arrivals, vec![(ms(11), 0), (ms(12), 1), (ms(13), 2), (ms(14), 4)]);
+        // Closing at 2.5 ms: packets 2 (started at 2 ms) counts, packet 4 (3 ms) does not.
+        l.close(SimTime(2_500_000));
+        assert_eq!(l.tx_packets, 3);
     }
 }

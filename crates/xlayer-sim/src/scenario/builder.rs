@@ -11,7 +11,8 @@ use crate::trace::pcap::PcapWriter;
 use crate::world::{Event, FlowRt, NodeRt, ReceiverSide, SenderSide, World, NO_ROUTE, RADIO};
 use std::collections::VecDeque;
 use std::path::Path;
-use xlayer_proto::agents::{FixedWindow, WindowAgent};
+use xlayer_proto::agents::{FixedWindow, KogaAgent, KogaConfig, WindowAgent};
+use xlayer_proto::agents::{ClampAgent, ClampConfig};
 use xlayer_proto::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use xlayer_proto::{SimDur, SimTime};
 
@@ -93,6 +94,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         }
         let start = SimTime::ZERO + f.start.map_or(SimDur::ZERO, |d| d.0);
         let stop = f.stop.map_or(SimTime::MAX, |d| SimTime::ZERO + d.0);
+        check_clamp_agent(i, f)?;
         let (app, sender, receiver) = endpoints(f, start, stop);
         flows.push(FlowRt {
             name: f.resolved_name(i),
@@ -104,7 +106,13 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
             sender,
             receiver,
             wake: [SimTime::MAX; 2],
-            stats: FlowStats::default(),
+            stats: FlowStats {
+                deadline_ns: match &f.app {
+                    AppSpec::Cbr { deadline, .. } => deadline.map(|d| d.0 .0),
+                    _ => None,
+                },
+                ..FlowStats::default()
+            },
         });
         if start < end {
             queue.push(start, Event::Start { flow: i as u32 });
@@ -153,7 +161,7 @@ fn loss_model(spec: &LossSpec) -> LossModel {
 
 fn endpoints(f: &FlowSpec, start: SimTime, stop: SimTime) -> (App, SenderSide, ReceiverSide) {
     match &f.app {
-        AppSpec::Cbr { rate, packet_size } => {
+        AppSpec::Cbr { rate, packet_size, .. } => {
             let bytes = packet_size.0 as u32;
             let interval = cbr_interval(bytes, rate.0);
             let src = CbrSource::new(bytes, interval, start, stop);
@@ -164,6 +172,26 @@ fn endpoints(f: &FlowSpec, start: SimTime, stop: SimTime) -> (App, SenderSide, R
             let cfg = tcp_config(&spec);
             let agent: Option<Box<dyn WindowAgent>> = match spec.agent {
                 Some(AgentSpec::Fixed { window }) => Some(Box::new(FixedWindow::new(window.0 as u32))),
+                Some(AgentSpec::Koga { awnd, min_retransmissions, retx_memory, link_rate, link_delay }) => {
+                    Some(Box::new(KogaAgent::new(KogaConfig {
+                        fixed_awnd_packets: awnd,
+                        min_retransmissions: min_retransmissions.unwrap_or(1),
+                        retx_memory: retx_memory.map(|d| d.0),
+                        link_rate_bps: link_rate.map(|r| r.0 as f64),
+                        link_delay: link_delay.map(|d| d.0),
+                    })))
+                }
+                Some(AgentSpec::Clamp { tau, alpha, beta, max_increase, slow_start }) => {
+                    let d = ClampConfig::default();
+                    Some(Box::new(ClampAgent::new(ClampConfig {
+                        tau_bytes: tau.map_or(d.tau_bytes, |b| b.0 as f64),
+                        alpha_packets: alpha.map_or(d.alpha_packets, |a| a as usize),
+                        beta: beta.unwrap_or(d.beta),
+                        max_increase_bytes: max_increase.map_or(d.max_increase_bytes, |b| b.0 as f64),
+                        slow_start: slow_start.unwrap_or(d.slow_start),
+                        mss_bytes: cfg.mss_bytes,
+                    })))
+                }
                 None => None,
             };
             let app = match app {
@@ -219,4 +247,22 @@ fn shortest_paths(n: usize, edges: &[Edge]) -> (Vec<u32>, Vec<u32>) {
         }
     }
     (routes, next)
+}
+
+/// CLAMP agent parameters serde cannot range-check (seed 004 §IV-B).
+fn check_clamp_agent(i: usize, f: &FlowSpec) -> Result<(), ScenarioError> {
+    let Some(AgentSpec::Clamp { tau, alpha, beta, .. }) = f.tcp.as_ref().and_then(|t| t.agent.as_ref()) else {
+        return Ok(());
+    };
+    let at = |field: &str| format!("flow[{i}].tcp.agent.{field}");
+    if tau.is_some_and(|t| t.0 == 0) {
+        return Err(ScenarioError::at(at("tau"), "must be at least 1B"));
+    }
+    if alpha == &Some(0) {
+        return Err(ScenarioError::at(at("alpha"), "must be at least 1 packet"));
+    }
+    if beta.is_some_and(|b| !(b > 0.0 && b < 1.0)) {
+        return Err(ScenarioError::at(at("beta"), "must be in (0, 1)"));
+    }
+    Ok(())
 }

@@ -41,6 +41,12 @@ pub enum RadioModel {
         #[serde(default = "default_limit")]
         queue: QueueLimit,
     },
+    /// Slotted rate-adaptive shared downlink with a proportional-fair scheduler and the
+    /// optional CLAMP price agent (seed 004); see `radio::downlink::DownlinkSpec`.
+    SharedDownlink(crate::radio::downlink::DownlinkSpec),
+    /// W-CDMA dedicated channel with RLC AM selective-repeat ARQ and optional L2
+    /// priority scheduling (seed 000, Koga et al.); see `radio::wcdma::DchSpec`.
+    WcdmaDch(crate::radio::wcdma::DchSpec),
 }
 
 fn default_limit() -> QueueLimit {
@@ -66,12 +72,16 @@ impl RadioModel {
                 }
                 _ => Ok(()),
             },
+            RadioModel::WcdmaDch(spec) => spec.validate(path),
+            RadioModel::SharedDownlink(spec) => spec.validate(path),
         }
     }
 
     pub fn build(&self, _ctx: &RadioContext<'_>) -> Box<dyn RadioLink> {
         match self {
             RadioModel::Fifo { rate, delay, queue } => Box::new(FifoRadio::new(rate.0, delay.0, *queue)),
+            RadioModel::WcdmaDch(spec) => spec.build(_ctx),
+            RadioModel::SharedDownlink(spec) => spec.build(_ctx),
         }
     }
 }

@@ -209,6 +209,11 @@ pub enum AppSpec {
         rate: Rate,
         /// IP packet size, headers included (at least 28 B).
         packet_size: Bytes,
+        /// Playout deadline: datagrams whose one-way delay exceeds it are counted in
+        /// the flow table's `late_packets` (application-layer loss, seed 000 §4).
+        /// Default: none.
+        #[serde(default)]
+        deadline: Option<Duration>,
     },
 }
 
@@ -243,5 +248,45 @@ pub enum AgentSpec {
     Fixed {
         /// The window to advertise.
         window: Bytes,
+    },
+    /// Koga et al. (seed 000 §3.2): min(buffer window, ideal awnd of eqs. (1)-(3)) with
+    /// the L2 rate, delay and retransmissions from the radio link's annotations and the
+    /// L7 UDP rate of the host's real-time flows.
+    Koga {
+        /// Advertise this many full segments instead of eq. (3). Default: none.
+        #[serde(default)]
+        awnd: Option<u32>,
+        /// Floor on the number of retransmissions in eq. (1). Default: 1.
+        #[serde(default)]
+        min_retransmissions: Option<u32>,
+        /// Forget an observed L2 retransmission count after this long. Default: never.
+        #[serde(default)]
+        retx_memory: Option<Duration>,
+        /// L2 rate to assume until the link annotates one. Default: none.
+        #[serde(default)]
+        link_rate: Option<Rate>,
+        /// L2 delay to assume until the link annotates one. Default: none.
+        #[serde(default)]
+        link_delay: Option<Duration>,
+    },
+    /// CLAMP (seed 004 §IV-B/C): the window from the access point's congestion price,
+    /// the measured rate and τ (eqs. (14)-(17)), with receiver-side slow start. Prices
+    /// come from a `shared_downlink` radio with `clamp` set.
+    Clamp {
+        /// τ: bytes each flow aims to keep queued. Default: "500B".
+        #[serde(default)]
+        tau: Option<Bytes>,
+        /// α: packets in the rate estimator's sliding window. Default: 1000.
+        #[serde(default)]
+        alpha: Option<u32>,
+        /// β: weight of the RTT-like gain estimate's EWMA, in (0, 1). Default: 0.001.
+        #[serde(default)]
+        beta: Option<f64>,
+        /// Largest window increase per packet. Default: "10000B".
+        #[serde(default)]
+        max_increase: Option<Bytes>,
+        /// Receiver-side slow start. Default: true.
+        #[serde(default)]
+        slow_start: Option<bool>,
     },
 }

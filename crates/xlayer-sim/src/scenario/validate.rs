@@ -170,6 +170,14 @@ impl Scenario {
             if t.min_rto.is_some_and(|d| d.0 .0 == 0) {
                 return Err(ScenarioError::at(at("tcp.min_rto"), "must be greater than 0s"));
             }
+            if let Some(AgentSpec::Koga { awnd, min_retransmissions, .. }) = &t.agent {
+                if awnd.is_some_and(|w| w == 0 || w > 65535) {
+                    return Err(ScenarioError::at(at("tcp.agent.awnd"), "must be between 1 and 65535 segments"));
+                }
+                if min_retransmissions.is_some_and(|n| n > 100) {
+                    return Err(ScenarioError::at(at("tcp.agent.min_retransmissions"), "must be between 0 and 100"));
+                }
+            }
             if let Some(AgentSpec::Fixed { window }) = &t.agent {
                 if window.0 == 0 || window.0 > u32::MAX as u64 {
                     return Err(ScenarioError::at(at("tcp.agent.window"), "must be between 1B and 4GiB"));

@@ -27,6 +27,14 @@ pub struct FlowStats {
     pub last_delay_ns: Option<u64>,
     /// When the last byte of a file transfer reached the receiving application.
     pub completed_at: Option<SimTime>,
+    /// UDP application-layer accounting (seed 000 §4): datagrams that arrived after one
+    /// with a higher sequence number, datagrams later than the deadline, and both.
+    pub reordered_packets: u64,
+    pub late_packets: u64,
+    pub late_reordered_packets: u64,
+    pub max_seq_rx: Option<u64>,
+    /// The application's playout deadline (CBR `deadline`), in ns.
+    pub deadline_ns: Option<u64>,
 }
 
 impl FlowStats {
@@ -50,6 +58,16 @@ impl FlowStats {
             self.last_delay_ns = Some(d);
             self.delays_ns.push(d);
         }
+    }
+
+    /// A UDP datagram with application sequence number `seq` reached the application.
+    pub fn on_udp_rx(&mut self, now: SimTime, sent_at: SimTime, seq: u64) {
+        let reordered = self.max_seq_rx.is_some_and(|m| seq < m);
+        self.max_seq_rx = Some(self.max_seq_rx.map_or(seq, |m| m.max(seq)));
+        let late = self.deadline_ns.is_some_and(|d| now.since(sent_at).0 > d);
+        self.reordered_packets += reordered as u64;
+        self.late_packets += late as u64;
+        self.late_reordered_packets += (late && reordered) as u64;
     }
 
     pub fn lost_packets(&self) -> u64 {

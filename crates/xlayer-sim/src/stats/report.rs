@@ -44,6 +44,12 @@ pub struct FlowRow {
     pub fast_retransmits: u64,
     /// File transfers: time from start until the last byte reached the receiver.
     pub completion_time_s: Option<f64>,
+    /// UDP: datagrams received after one with a higher sequence number.
+    pub reordered_packets: u64,
+    /// UDP with a CBR `deadline`: datagrams received later than it, and those that were
+    /// also reordered.
+    pub late_packets: u64,
+    pub late_reordered_packets: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,0 +1,293 @@
+//! RLC AM receiving side (mobile): reassembly, in-order delivery, and the Waiting
+//! Timeout WT that bounds how long a hole may hold back the SDUs behind it.
+//!
+//! Seed 000 §2.1: "an IP datagram is sent to the upper layer if all of the preceding
+//! PDUs that were transmitted arrive at the mobile station within the Waiting Timeout".
+//! 25.322 AM has no such receiver timer (protocol-notes §5.2); we implement it like
+//! LTE's t-Reordering (36.322 §5.1.2.2.3) but with one clock per hole:
+//!
+//! - A hole's clock starts when the receiver first learns of it: when a PDU with a
+//!   higher SN arrives (VR(H) moves past it). A whole errored TTI is thus detected by
+//!   the next TTI that carries a PDU of this entity.
+//! - A hole older than WT is given up: VR(R) moves past it, and the complete SDUs behind
+//!   it go up. An arrival at exactly the deadline still fills the hole (arrivals are
+//!   handled before timers at equal times).
+//! - The given-up SDU is not dead: ARQ keeps retransmitting it, and with
+//!   [`LateSdus::Deliver`] (the paper's model) it goes up when it completes, after SDUs
+//!   that followed it: an out-of-order delivery (seed 000 §5.1: "out-of-order packet
+//!   delivery causes a large loss probability"). [`LateSdus::Discard`] is strict
+//!   in-sequence delivery instead: a given-up SDU is dropped.
+
+use super::{Pdu, SduId};
+use crate::time::{SimDur, SimTime};
+use std::collections::VecDeque;
+
+/// What happens to an SDU whose hole was given up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LateSdus {
+    /// Deliver it when it completes, out of order (seed 000).
+    #[default]
+    Deliver,
+    /// Drop it: delivery stays strictly in sequence.
+    Discard,
+}
+
+/// Why the receiver dropped an SDU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxDrop {
+    /// Its hole was given up at WT expiry ([`LateSdus::Discard`] only).
+    GaveUp,
+    /// It was still incomplete when it fell out of the receive window, or a PDU of it
+    /// arrived after that (never expected while WT and MaxDAT are sane).
+    OutsideWindow,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxEvent {
+    /// The SDU goes up. `out_of_order`: an SDU that followed it went up earlier.
+    /// `retransmissions`: the most retransmissions any of its PDUs needed.
+    Deliver { sdu: SduId, out_of_order: bool, retransmissions: u8 },
+    Drop { sdu: SduId, why: RxDrop },
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RxStats {
+    pub pdus_received: u64,
+    pub pdus_duplicate: u64,
+    pub pdus_stale: u64,
+    pub sdus_delivered: u64,
+    pub sdus_out_of_order: u64,
+    pub sdus_dropped: u64,
+    /// WT expiries, and missing PDUs given up by them.
+    pub give_ups: u64,
+    pub pdus_given_up: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    received: bool,
+    /// SDU bounds are known once any PDU of the SDU has arrived.
+    known: bool,
+    sdu: SduId,
+    first: u64,
+    pdus: u16,
+    // Kept in the SDU's first slot only:
+    got: u16,
+    max_retx: u8,
+    done: bool,
+}
+
+/// The receiving side of one RLC AM entity.
+#[derive(Clone, Debug)]
+pub struct RlcReceiver {
+    wt: SimDur,
+    late: LateSdus,
+    window: u64,
+    /// Per-SN state from SN `base`.
+    slots: VecDeque<Slot>,
+    base: u64,
+    /// VR(R): every SN below it was received or given up.
+    vr_r: u64,
+    /// VR(H): highest SN received + 1.
+    vr_h: u64,
+    /// In-order delivery point: SDUs starting below it have been decided.
+    cursor: u64,
+    /// (end, t): the missing SNs below `end` not covered by earlier entries were
+    /// detected at `t`. Ends and times increase.
+    detect: VecDeque<(u64, SimTime)>,
+    max_delivered: Option<u64>,
+    out: VecDeque<RxEvent>,
+    stats: RxStats,
+}
+
+impl RlcReceiver {
+    /// `window`: receive window in SNs (25.322 Configured_Rx_Window_Size, ≤ 2047).
+    pub fn new(wt: SimDur, late: LateSdus, window: u64) -> Self {
+        assert!(window > 0);
+        RlcReceiver {
+            wt,
+            late,
+            window,
+            slots: VecDeque::new(),
+            base: 0,
+            vr_r: 0,
+            vr_h: 0,
+            cursor: 0,
+            detect: VecDeque::new(),
+            max_delivered: None,
+            out: VecDeque::new(),
+            stats: RxStats::default(),
+        }
+    }
+
+    /// A PDU that arrived intact at `now`.
+    pub fn on_pdu(&mut self, now: SimTime, pdu: &Pdu) {
+        self.stats.pdus_received += 1;
+        debug_assert!(pdu.sn >= pdu.first_sn && pdu.sn < pdu.first_sn + u64::from(pdu.sdu_pdus));
+        if pdu.first_sn < self.base {
+            self.stats.pdus_stale += 1;
+            self.out.push_back(RxEvent::Drop { sdu: pdu.sdu, why: RxDrop::OutsideWindow });
+            return;
+        }
+        let fi = (pdu.first_sn - self.base) as usize;
+        let end = fi + usize::from(pdu.sdu_pdus);
+        if self.slots.len() < end {
+            self.slots.resize(end, Slot::default());
+        }
+        if !self.slots[fi].known {
+            let info = Slot { known: true, sdu: pdu.sdu, first: pdu.first_sn, pdus: pdu.sdu_pdus, ..Slot::default() };
+            self.slots.range_mut(fi..end).for_each(|s| *s = info);
+        }
+        let si = (pdu.sn - self.base) as usize;
+        if self.slots[fi].done || self.slots[si].received {
+            self.stats.pdus_duplicate += 1;
+            return;
+        }
+        self.slots[si].received = true;
+        let f = &mut self.slots[fi];
+        f.got += 1;
+        f.max_retx = f.max_retx.max(pdu.retx);
+        let complete = f.got == f.pdus;
+        if pdu.sn >= self.vr_h {
+            if pdu.sn > self.vr_h {
+                self.detect.push_back((pdu.sn, now)); // the hole's clock starts now
+            }
+            self.vr_h = pdu.sn + 1;
+        }
+        if pdu.sn == self.vr_r {
+            self.advance_vr_r();
+        }
+        if pdu.first_sn < self.cursor {
+            // The delivery point passed this SDU's start while it was given up.
+            match self.late {
+                LateSdus::Deliver if complete => self.deliver(fi),
+                LateSdus::Deliver => {}
+                LateSdus::Discard => self.drop_sdu(fi, RxDrop::GaveUp),
+            }
+        }
+        // Holes due exactly now wait for `handle_timeout`: every arrival at an instant
+        // is handled before the timers of that instant.
+        self.expire(SimTime(now.0.saturating_sub(1)));
+        self.deliver_in_order();
+        self.purge();
+    }
+
+    /// When the oldest hole's WT runs out, if there is a hole.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        if self.vr_r >= self.vr_h {
+            return None;
+        }
+        self.detect.front().map(|&(_, t)| t + self.wt)
+    }
+
+    /// Give up every hole older than WT; harmless if early.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        self.expire(now);
+        self.deliver_in_order();
+        self.purge();
+    }
+
+    pub fn poll_event(&mut self) -> Option<RxEvent> {
+        self.out.pop_front()
+    }
+
+    pub fn stats(&self) -> &RxStats {
+        &self.stats
+    }
+    pub fn wt(&self) -> SimDur {
+        self.wt
+    }
+    /// VR(R) and VR(H).
+    pub fn state(&self) -> (u64, u64) {
+        (self.vr_r, self.vr_h)
+    }
+
+    fn advance_vr_r(&mut self) {
+        while self.vr_r < self.vr_h && self.slots[(self.vr_r - self.base) as usize].received {
+            self.vr_r += 1;
+        }
+        while self.detect.front().is_some_and(|&(end, _)| end <= self.vr_r) {
+            self.detect.pop_front();
+        }
+    }
+
+    fn expire(&mut self, now: SimTime) {
+        while self.vr_r < self.vr_h {
+            let Some(&(end, t)) = self.detect.front() else { break };
+            if t + self.wt > now {
+                break;
+            }
+            let missing = (self.vr_r..end).filter(|&s| !self.slots[(s - self.base) as usize].received).count();
+            self.stats.give_ups += 1;
+            self.stats.pdus_given_up += missing as u64;
+            self.vr_r = end;
+            self.advance_vr_r();
+        }
+    }
+
+    /// Decide, in SN order, every SDU that lies wholly below VR(R).
+    fn deliver_in_order(&mut self) {
+        while self.cursor < self.vr_r {
+            let s = self.slots[(self.cursor - self.base) as usize];
+            if !s.known {
+                self.cursor += 1; // a given-up SN of an SDU never seen
+                continue;
+            }
+            let fi = (s.first - self.base) as usize;
+            let f = self.slots[fi];
+            if !f.done {
+                if f.got == f.pdus {
+                    self.deliver(fi);
+                } else if s.first + u64::from(s.pdus) > self.vr_r {
+                    break; // its tail is neither here nor given up yet
+                } else if self.late == LateSdus::Discard {
+                    self.drop_sdu(fi, RxDrop::GaveUp);
+                } // else: given up, may still complete and go up late
+            }
+            self.cursor = s.first + u64::from(s.pdus);
+        }
+    }
+
+    fn deliver(&mut self, fi: usize) {
+        let f = &mut self.slots[fi];
+        f.done = true;
+        let out_of_order = self.max_delivered.is_some_and(|m| f.first < m);
+        self.max_delivered = Some(self.max_delivered.map_or(f.first, |m| m.max(f.first)));
+        self.stats.sdus_delivered += 1;
+        self.stats.sdus_out_of_order += out_of_order as u64;
+        self.out.push_back(RxEvent::Deliver { sdu: f.sdu, out_of_order, retransmissions: f.max_retx });
+    }
+
+    fn drop_sdu(&mut self, fi: usize, why: RxDrop) {
+        let f = &mut self.slots[fi];
+        f.done = true;
+        self.stats.sdus_dropped += 1;
+        self.out.push_back(RxEvent::Drop { sdu: f.sdu, why });
+    }
+
+    /// Forget decided SDUs below both VR(R) and the cursor; SDUs still awaiting late
+    /// completion (and SNs never seen) stay until they leave the receive window.
+    fn purge(&mut self) {
+        let limit = self.cursor.min(self.vr_r);
+        while let Some(&s) = self.slots.front() {
+            let old = self.vr_h - self.base > self.window;
+            if !s.known {
+                if self.base >= limit || !old {
+                    break;
+                }
+                self.slots.pop_front();
+                self.base += 1;
+                continue;
+            }
+            debug_assert_eq!(s.first, self.base, "slots are purged SDU by SDU");
+            if self.base + u64::from(s.pdus) > limit || !(s.done || old) {
+                break;
+            }
+            if !s.done {
+                self.drop_sdu(0, RxDrop::OutsideWindow);
+            }
+            self.slots.drain(..usize::from(s.pdus));
+            self.base += u64::from(s.pdus);
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! Slotted, rate-adaptive shared downlink with a proportional-fair scheduler and the
+//! CLAMP access-point agent (seed 004 §IV-A, §V-B, §V-C; Andrew & Hanly).
+//!
+//! Per slot of τ_slot (3 ms) the access point serves one receiver queue (flows to one
+//! mobile share its queue): the backlogged queue with the largest μ_i/r_i (`mac::pf`).
+//! The slot carries B(s) bits (18), chosen from the receiver's SNR at the slot start
+//! backed off by its margin m, and fails if the SNR at the slot end cannot carry them.
+//! Packets span slots. After n consecutive failed attempts to a receiver, the packets
+//! that attempt would have completed are dropped. Each receiver's margin adapts by
+//! stochastic approximation to a residual-loss target (`margin.rs`). Delivered packets
+//! arrive `air_delay` after the slot ends (the block is decoded at its end), or, on the
+//! fixed channel, `air_delay` after their last bit.
+//!
+//! The slot clock runs whether or not there is traffic: slot k spans [kτ, (k+1)τ) and
+//! the channel time is `warmup + t` (the warm-up is simulated at construction by the
+//! saturated shadow scheduler, `saturated.rs`). Per slot the work is one fading
+//! evaluation per receiver and two PF passes; nothing is allocated.
+
+mod ap;
+mod margin;
+mod phy;
+mod queue;
+mod saturated;
+mod spec;
+
+pub use spec::{ClampApSpec, DownlinkSpec, FadingSpec};
+
+use crate::link::{DropCause, RadioLink, RadioMetrics, RadioOutput};
+use crate::mac::pf::{self, PfUser};
+use crate::scenario::radio::RadioContext;
+use crate::scenario::units::QueueLimit;
+use ap::ClampAp;
+use margin::Margin;
+use phy::{Channel, Phy};
+use queue::{Plan, UserQueue};
+use saturated::{Saturated, SlotRules};
+use std::collections::VecDeque;
+use xlayer_proto::{Packet, SimDur, SimTime};
+
+/// Everything the model needs, in model units (see `DownlinkSpec` for the meanings).
+#[derive(Clone, Debug)]
+pub struct DownlinkConfig {
+    pub slot: SimDur,
+    pub bandwidth_hz: f64,
+    pub max_rate_bps: f64,
+    pub mean_snr: f64,
+    /// (Doppler Hz, generators), or None for the fixed channel.
+    pub fading: Option<(f64, usize)>,
+    pub max_attempts: u32,
+    pub target_loss: f64,
+    pub margin_step: f64,
+    pub margin_db: Option<f64>,
+    pub pf_weight: f64,
+    pub air_delay: SimDur,
+    pub queue: QueueLimit,
+    pub warmup: SimDur,
+    pub rate_window: SimDur,
+    /// CLAMP agent: (a in bytes, queue-average time constant in seconds).
+    pub clamp: Option<(f64, f64)>,
+}
+
+/// Virtual packet size of the warm-up (the paper's 1500-byte packets).
+const WARMUP_PACKET_BYTES: u64 = 1500;
+
+/// Per-receiver link-layer counters (for tests, benchmarks and the documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UserStats {
+    /// Slots scheduled to this receiver, and how many of them failed.
+    pub attempts: u64,
+    pub failures: u64,
+    pub delivered_packets: u64,
+    /// Packets dropped after `max_attempts` failures.
+    pub dropped_packets: u64,
+    pub overflow_packets: u64,
+}
+
+/// The slot in the air: who, how many bits, what it completes if it gets through.
+#[derive(Clone, Copy)]
+struct InAir {
+    user: usize,
+    bits: f64,
+    plan: Plan,
+}
+
+pub struct SharedDownlink {
+    rules: SlotRules,
+    slot: SimDur,
+    warmup_s: f64,
+    air_delay: SimDur,
+    limit: QueueLimit,
+    channel: Channel,
+    receivers: Vec<u32>,
+    queues: Vec<UserQueue>,
+    pf: Vec<PfUser>,
+    margins: Vec<Margin>,
+    fails: Vec<u32>,
+    /// Power gain of each receiver at the start of the current slot, and scratch for
+    /// the gains at its end.
+    gain: Vec<f64>,
+    gain_end: Vec<f64>,
+    shadow: Saturated,
+    /// CLAMP agent: a (bytes), the queue-average time constant (s), one agent per queue.
+    clamp: Option<(f64, f64, Vec<ClampAp>)>,
+    /// Index of the next slot boundary to process (its time is `next_slot · slot`).
+    next_slot: u64,
+    current: Option<InAir>,
+    /// Delivered, in the air: (arrival time, packet, receiver node), in time order.
+    air: VecDeque<(SimTime, Packet, u32)>,
+    out: VecDeque<RadioOutput>,
+    metrics: RadioMetrics,
+    stats: Vec<UserStats>,
+}
+
+impl SharedDownlink {
+    pub fn new(cfg: DownlinkConfig, ctx: &RadioContext<'_>) -> Self {
+        let n = ctx.receivers.len();
+        let slot_s = cfg.slot.as_secs_f64();
+        let phy = Phy { slot_s, bandwidth_hz: cfg.bandwidth_hz, max_rate_bps: cfg.max_rate_bps, mean_snr: cfg.mean_snr };
+        let channel = match cfg.fading {
+            None => Channel::Fixed,
+            Some((doppler, g)) => Channel::Jakes(spec::jakes_paths(doppler, g, n, ctx)),
+        };
+        let margin = match cfg.margin_db {
+            Some(db) => Margin::fixed(db),
+            None => Margin::adaptive(cfg.target_loss, cfg.margin_step),
+        };
+        let ewma = (slot_s / cfg.rate_window.as_secs_f64()).min(1.0);
+        let warm_slots = (cfg.warmup.as_secs_f64() / slot_s).round() as u64;
+        let mut link = SharedDownlink {
+            rules: SlotRules { phy, max_attempts: cfg.max_attempts, pf_weight: cfg.pf_weight },
+            slot: cfg.slot,
+            warmup_s: warm_slots as f64 * slot_s,
+            air_delay: cfg.air_delay,
+            limit: cfg.queue,
+            channel,
+            receivers: ctx.receivers.to_vec(),
+            queues: (0..n).map(|_| UserQueue::default()).collect(),
+            pf: vec![PfUser { rate: 0.0, avg: 0.0, backlogged: false }; n],
+            margins: vec![margin; n],
+            fails: vec![0; n],
+            gain: vec![0.0; n],
+            gain_end: vec![0.0; n],
+            shadow: Saturated::new(n, ewma),
+            clamp: cfg.clamp.map(|(a, tc)| (a, tc, vec![ClampAp::default(); n])),
+            next_slot: 0,
+            current: None,
+            air: VecDeque::new(),
+            out: VecDeque::new(),
+            metrics: RadioMetrics { rate_bps: cfg.max_rate_bps, ..Default::default() },
+            stats: vec![UserStats::default(); n],
+        };
+        link.warm_up(warm_slots);
+        link
+    }
+
+    /// Saturated virtual traffic over channel time [0, warmup): margins adapt, the
+    /// shadow's PF averages seed the real scheduler's, μ_c starts from its estimate.
+    fn warm_up(&mut self, slots: u64) {
+        let slot_s = self.rules.phy.slot_s;
+        self.fill_gains(0.0, true);
+        for k in 1..=slots {
+            self.fill_gains(k as f64 * slot_s, false);
+            self.shadow.slot(&self.rules, &self.gain, &self.gain_end, &mut self.margins, Some(WARMUP_PACKET_BYTES));
+            std::mem::swap(&mut self.gain, &mut self.gain_end);
+        }
+        for (u, s) in self.pf.iter_mut().zip(&self.shadow.users) {
+            u.avg = s.avg;
+        }
+    }
+
+    /// Gains at channel time `t_s` into `gain` (start) or `gain_end`.
+    fn fill_gains(&mut self, t_s: f64, start: bool) {
+        let dst = if start { &mut self.gain } else { &mut self.gain_end };
+        for (i, g) in dst.iter_mut().enumerate() {
+            *g = self.channel.gain(i, t_s);
+        }
+    }
+
+    fn slot_time(&self, k: u64) -> SimTime {
+        SimTime(self.slot.0.saturating_mul(k))
+    }
+
+    /// Process every slot boundary at or before `now`.
+    fn run_slots(&mut self, now: SimTime) {
+        while self.slot_time(self.next_slot) <= now {
+            let k = self.next_slot;
+            let t = self.slot_time(k);
+            if k == 0 {
+                self.fill_gains(self.warmup_s, true);
+            } else {
+                self.fill_gains(self.warmup_s + t.as_secs_f64(), false);
+                self.end_slot(t);
+                self.shadow.slot(&self.rules, &self.gain, &self.gain_end, &mut self.margins, None);
+                std::mem::swap(&mut self.gain, &mut self.gain_end);
+            }
+            self.start_slot(t);
+            self.next_slot += 1;
+        }
+    }
+
+    /// The slot in the air ends at `t`: did it get through (§V-B error rule)?
+    fn end_slot(&mut self, t: SimTime) {
+        let Some(s) = self.current.take() else { return };
+        if !self.rules.phy.fails(s.bits, self.gain_end[s.user]) {
+            self.fails[s.user] = 0;
+            self.deliver(s, t, t);
+            return;
+        }
+        self.stats[s.user].failures += 1;
+        self.fails[s.user] += 1;
+        if self.fails[s.user] < self.rules.max_attempts {
+            return;
+        }
+        self.fails[s.user] = 0;
+        let (out, stats) = (&mut self.out, &mut self.stats[s.user]);
+        self.queues[s.user].commit_drop(s.plan, |pkt| {
+            stats.dropped_packets += 1;
+            out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+        });
+        self.margins[s.user].on_outcome(0, s.plan.completes);
+    }
+
+    /// Hand the packets a successful slot completed to the air. `start`/`end` bound
+    /// the slot; on the fixed channel each packet leaves when its last bit is sent.
+    fn deliver(&mut self, s: InAir, start: SimTime, end: SimTime) {
+        let exact = matches!(self.channel, Channel::Fixed);
+        let slot_s = self.rules.phy.slot_s;
+        let node = self.receivers[s.user];
+        let price = self.clamp.as_ref().map(|(a, _, aps)| {
+            let mu_c = self.shadow.rate_bps(s.user) / 8.0;
+            aps[s.user].price(*a, mu_c)
+        });
+        let (air, delay, stats) = (&mut self.air, self.air_delay, &mut self.stats[s.user]);
+        self.queues[s.user].commit_success(s.plan, |mut pkt, used| {
+            let leave = if exact { start + SimDur::from_secs_f64(slot_s * used as f64 * 8.0 / s.bits) } else { end };
+            if let Some(p) = price {
+                pkt.notes_mut().price = Some(p); // §IV-A: the price rides on every packet
+            }
+            stats.delivered_packets += 1;
+            air.push_back((leave + delay, pkt, node));
+        });
+        self.margins[s.user].on_outcome(s.plan.completes, 0);
+    }
+
+    /// Slot boundary `t`: schedule the next slot (seed 004 eq. (19)).
+    fn start_slot(&mut self, t: SimTime) {
+        let slot_s = self.rules.phy.slot_s;
+        for (i, u) in self.pf.iter_mut().enumerate() {
+            u.rate = self.rules.phy.slot_bits(self.gain[i], self.margins[i].backoff()) / slot_s;
+            u.backlogged = !self.queues[i].is_empty();
+        }
+        let served = pf::allocate(&self.pf);
+        pf::update_averages(&mut self.pf, served, self.rules.pf_weight);
+        let Some(user) = served else { return };
+        let bits = self.pf[user].rate * slot_s;
+        let plan = self.queues[user].plan((bits / 8.0) as u64);
+        self.stats[user].attempts += 1;
+        self.metrics.tx_units += 1;
+        let s = InAir { user, bits, plan };
+        if matches!(self.channel, Channel::Fixed) {
+            // Never fails: the outcome is known now, and packets leave mid-slot.
+            self.deliver(s, t, t + self.slot);
+        } else {
+            self.current = Some(s);
+        }
+    }
+
+    fn land(&mut self, now: SimTime) {
+        while self.air.front().is_some_and(|(at, _, _)| *at <= now) {
+            let (_, pkt, node) = self.air.pop_front().expect("checked");
+            self.metrics.delivered_packets += 1;
+            self.metrics.delivered_bytes += u64::from(pkt.size_bytes);
+            self.out.push_back(RadioOutput::Delivered { pkt, node });
+        }
+    }
+
+    // --- introspection ------------------------------------------------------------------
+
+    pub fn receivers(&self) -> &[u32] {
+        &self.receivers
+    }
+    pub fn user_stats(&self, user: usize) -> UserStats {
+        self.stats[user]
+    }
+    /// Current backoff margin of a receiver, dB.
+    pub fn margin_db(&self, user: usize) -> f64 {
+        self.margins[user].db()
+    }
+    /// The receiver's potential rate μ_c (bit/s) as the price uses it.
+    pub fn potential_rate_bps(&self, user: usize) -> f64 {
+        self.shadow.rate_bps(user)
+    }
+    /// r_i of the real scheduler (bit/s).
+    pub fn pf_average_bps(&self, user: usize) -> f64 {
+        self.pf[user].avg
+    }
+    /// The CLAMP agent's averaged queue q (bytes), if the agent is on.
+    pub fn clamp_average_queue(&self, user: usize) -> Option<f64> {
+        self.clamp.as_ref().map(|(_, _, aps)| aps[user].average_bytes())
+    }
+    pub fn queue_bytes(&self, user: usize) -> u64 {
+        self.queues[user].held_bytes()
+    }
+}
+
+impl RadioLink for SharedDownlink {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, next_node: u32) {
+        self.run_slots(now);
+        let user = self.receivers.iter().position(|&r| r == next_node).expect("the world routes only to receivers");
+        let q = &mut self.queues[user];
+        if !q.fits(self.limit, pkt.size_bytes) {
+            self.stats[user].overflow_packets += 1;
+            self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
+            return;
+        }
+        q.push(pkt);
+        if let Some((_, tc, aps)) = self.clamp.as_mut() {
+            // Q(n): the queue with the arriving packet in it (see ap.rs).
+            aps[user].on_arrival(now, q.backlog_bytes(), *tc);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        self.run_slots(now);
+        self.land(now);
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        let next = self.slot_time(self.next_slot);
+        Some(self.air.front().map_or(next, |(at, _, _)| next.min(*at)))
+    }
+
+    fn poll_output(&mut self) -> Option<RadioOutput> {
+        self.out.pop_front()
+    }
+
+    fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
+        self.queues.iter().flat_map(|q| q.iter()).for_each(&mut *f);
+        self.air.iter().for_each(|(_, p, _)| f(p));
+    }
+
+    fn metrics(&self) -> RadioMetrics {
+        let (packets, bytes) =
+            self.queues.iter().fold((0, 0), |(n, b), q| (n + q.len() as u64, b + q.held_bytes()));
+        RadioMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
+    }
+}

@@ -1,0 +1,104 @@
+//! The saturated shadow scheduler: the proportional-fair scheduler run, slot by slot on
+//! the real channels and margins, as if every receiver always had data. It gives
+//!
+//! - μ_c of each queue (seed 004 §IV-A: "the average rate ... it could allocate to each
+//!   user ... if the AP were always backlogged"), as an EWMA of the bits each receiver
+//!   would have got through per slot (failed slots carry nothing);
+//! - the warm-up before t = 0 (§V-G: results start "after sufficient time has elapsed
+//!   for the fade margin to have converged"): margins adapt on its virtual packets, and
+//!   its PF averages initialise the real scheduler's.
+
+use super::margin::Margin;
+use super::phy::Phy;
+use crate::mac::pf::{self, PfUser};
+
+pub(crate) struct Saturated {
+    pub users: Vec<PfUser>,
+    /// Potential goodput per receiver, bits/s: `sum / norm`, an EWMA corrected for its
+    /// start from zero (so the estimate is unbiased from the first slot).
+    sum: Vec<f64>,
+    norm: f64,
+    ewma: f64,
+    /// Virtual packets: bytes of the current one already sent, consecutive failures.
+    offset: Vec<u64>,
+    fails: Vec<u32>,
+}
+
+/// Settings shared with the real scheduler.
+#[derive(Clone, Copy)]
+pub(crate) struct SlotRules {
+    pub phy: Phy,
+    pub max_attempts: u32,
+    pub pf_weight: f64,
+}
+
+impl Saturated {
+    /// `ewma`: weight of one slot in the μ_c average (slot / averaging window).
+    pub fn new(n: usize, ewma: f64) -> Self {
+        Saturated {
+            users: vec![PfUser { rate: 0.0, avg: 0.0, backlogged: true }; n],
+            sum: vec![0.0; n],
+            norm: 0.0,
+            ewma,
+            offset: vec![0; n],
+            fails: vec![0; n],
+        }
+    }
+
+    /// One slot from gains `start` to `end`. With `packet_bytes`, virtual packets of that
+    /// size feed the margins' adaptation (warm-up only).
+    pub fn slot(&mut self, r: &SlotRules, start: &[f64], end: &[f64], margins: &mut [Margin], packet_bytes: Option<u64>) {
+        for (i, u) in self.users.iter_mut().enumerate() {
+            u.rate = r.phy.slot_bits(start[i], margins[i].backoff()) / r.phy.slot_s;
+        }
+        let served = pf::allocate(&self.users);
+        pf::update_averages(&mut self.users, served, r.pf_weight);
+        let mut got = None;
+        if let Some(i) = served {
+            let bits = self.users[i].rate * r.phy.slot_s;
+            let ok = !r.phy.fails(bits, end[i]);
+            if ok {
+                got = Some((i, bits));
+            }
+            if let Some(size) = packet_bytes {
+                self.virtual_packets(i, (bits / 8.0) as u64, ok, size, r.max_attempts, &mut margins[i]);
+            }
+        }
+        for (j, est) in self.sum.iter_mut().enumerate() {
+            let bps = match got {
+                Some((i, bits)) if i == j => bits / r.phy.slot_s,
+                _ => 0.0,
+            };
+            *est += self.ewma * (bps - *est);
+        }
+        self.norm += self.ewma * (1.0 - self.norm);
+    }
+
+    /// μ_c of receiver `i`, bits/s (0 before the first slot).
+    pub fn rate_bps(&self, i: usize) -> f64 {
+        if self.norm > 0.0 {
+            self.sum[i] / self.norm
+        } else {
+            0.0
+        }
+    }
+
+    /// Same accounting as a real queue of endless `size`-byte packets (queue.rs).
+    fn virtual_packets(&mut self, i: usize, bytes: u64, ok: bool, size: u64, n: u32, margin: &mut Margin) {
+        let completes = ((self.offset[i] + bytes) / size) as usize;
+        if ok {
+            self.fails[i] = 0;
+            self.offset[i] = (self.offset[i] + bytes) % size;
+            margin.on_outcome(completes, 0);
+            return;
+        }
+        self.fails[i] += 1;
+        if self.fails[i] >= n {
+            self.fails[i] = 0;
+            if completes > 0 {
+                self.offset[i] = 0;
+            }
+            margin.on_outcome(0, completes);
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! W-CDMA dedicated channel (DCH) with RLC AM selective-repeat ARQ, as simulated in
+//! seed 000 (Koga et al. §4, Fig. 1): the base station (with its RNC) segments each IP
+//! packet into 42-byte RLC PDUs; every TTI (20 ms) the MAC pulls up to 24 PDUs
+//! (7680 payload bits = 384 kb/s), retransmissions first; the TTI is lost or received
+//! as a whole; it reaches the mobile one TTI plus the link delay (30 ms) after it
+//! started; the mobile's exact, error-free status report for the TTI's PDUs reaches the
+//! base station one link delay later.
+//!
+//! Timing consequence (docs/reproductions/koga.md): a PDU lost in the TTI starting at
+//! t0 is NACKed at t0 + 80 ms, which is a TTI boundary, and statuses are applied before
+//! the TTI is filled, so its retransmission leaves at t0 + 80 ms and arrives at
+//! t0 + 130 ms. The next TTI (t0 + 20 ms) arrives at t0 + 70 ms and reveals the hole,
+//! so a hole filled by one retransmission is 60 ms old, by two 140 ms old.
+//!
+//! "qos = none": one RLC entity per mobile, one buffer, one reassembly (all traffic in
+//! sequence together), per-class maximum retransmissions. "qos = priority" (seed 000
+//! §3.1, Table 1): one entity per class; the MAC serves UDP retransmissions, UDP new,
+//! TCP retransmissions, TCP new, in strict priority; each class has its own buffer,
+//! reassembly (sequence integrity per class) and WT.
+
+pub mod channel;
+pub mod spec;
+
+pub use channel::TtiErrors;
+pub use spec::DchSpec;
+
+use crate::link::{DropCause, RadioLink, RadioMetrics, RadioOutput};
+use std::collections::VecDeque;
+use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, RxEvent, StatusOutcome};
+use xlayer_proto::{Packet, SimDur, SimTime, Transport};
+
+/// Settings of one traffic class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClassParams {
+    pub max_retx: u8,
+    pub wt: SimDur,
+    pub buffer_sdus: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DchConfig {
+    pub tti: SimDur,
+    pub pdus_per_tti: u32,
+    pub pdu_payload_bytes: u32,
+    pub delay: SimDur,
+    pub status_delay: SimDur,
+    /// L2 strict priority (two entities) instead of one shared entity.
+    pub priority: bool,
+    /// Class settings; with one shared entity only `max_retx` differs per class and the
+    /// entity takes `udp.wt` and `udp.buffer_sdus` (equal to TCP's by validation).
+    pub udp: ClassParams,
+    pub tcp: ClassParams,
+    pub late: LateSdus,
+    pub rx_window: u64,
+    pub annotate: bool,
+    pub buffer_mode: BufferMode,
+}
+
+impl DchConfig {
+    /// RLC payload rate: PDUs per TTI × payload bits / TTI (384 kb/s by default). This is
+    /// the "link bandwidth obtained from Layer 2" of seed 000 eq. (2).
+    pub fn rate_bps(&self) -> f64 {
+        f64::from(self.pdus_per_tti) * f64::from(self.pdu_payload_bytes) * 8.0 / self.tti.as_secs_f64()
+    }
+}
+
+struct Entity {
+    tx: RlcSender,
+    rx: RlcReceiver,
+}
+
+/// One TTI's PDUs on their way: in the air until `arrive_ms`, then their status report
+/// travels back until `arrive_bs`.
+struct Tti {
+    arrive_ms: SimTime,
+    arrive_bs: SimTime,
+    lost: bool,
+    pdus: usize,
+}
+
+struct Mobile {
+    node: u32,
+    entities: Vec<Entity>,
+    channel: TtiErrors,
+    /// TTIs sent and not yet acknowledged at the BS, oldest first; the first `arrived`
+    /// of them have reached the mobile.
+    ttis: VecDeque<Tti>,
+    arrived: usize,
+    /// Their PDUs, in order, tagged with the entity; the first `arrived_pdus` belong to
+    /// the arrived TTIs. Reused, so the hot path does not allocate.
+    ring: VecDeque<(u8, Pdu)>,
+    arrived_pdus: usize,
+}
+
+/// Packets inside the link, by SDU id (ids increase; taken exactly once).
+#[derive(Default)]
+struct SduStore {
+    base: u64,
+    slots: VecDeque<Option<Packet>>,
+}
+
+impl SduStore {
+    fn insert(&mut self, pkt: Packet) -> u64 {
+        self.slots.push_back(Some(pkt));
+        self.base + self.slots.len() as u64 - 1
+    }
+    fn take(&mut self, id: u64) -> Option<Packet> {
+        let pkt = self.slots.get_mut(id.checked_sub(self.base)? as usize)?.take();
+        while self.slots.front().is_some_and(Option::is_none) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        pkt
+    }
+}
+
+pub struct WcdmaDch {
+    cfg: DchConfig,
+    rate_bps: f64,
+    mobiles: Vec<Mobile>,
+    store: SduStore,
+    out: VecDeque<RadioOutput>,
+    /// Index of the next TTI boundary not yet served, and the time up to which
+    /// everything has been processed (boundaries are never served in the past).
+    next_tti: u64,
+    clock: SimTime,
+    metrics: RadioMetrics,
+}
+
+impl WcdmaDch {
+    /// `receivers`: node ids of the mobiles, each with its own DCH and `channels` entry.
+    pub fn new(cfg: DchConfig, receivers: &[u32], channels: Vec<TtiErrors>) -> Self {
+        assert_eq!(receivers.len(), channels.len());
+        let entity = |c: &ClassParams| Entity {
+            tx: RlcSender::with_mode(c.buffer_sdus, cfg.pdu_payload_bytes, cfg.buffer_mode),
+            rx: RlcReceiver::new(c.wt, cfg.late, cfg.rx_window),
+        };
+        let mobiles = receivers
+            .iter()
+            .zip(channels)
+            .map(|(&node, channel)| Mobile {
+                node,
+                entities: if cfg.priority { vec![entity(&cfg.udp), entity(&cfg.tcp)] } else { vec![entity(&cfg.udp)] },
+                channel,
+                ttis: VecDeque::new(),
+                arrived: 0,
+                ring: VecDeque::new(),
+                arrived_pdus: 0,
+            })
+            .collect();
+        let rate_bps = cfg.rate_bps();
+        WcdmaDch {
+            cfg,
+            rate_bps,
+            mobiles,
+            store: SduStore::default(),
+            out: VecDeque::new(),
+            next_tti: 0,
+            clock: SimTime::ZERO,
+            metrics: RadioMetrics { rate_bps, ..Default::default() },
+        }
+    }
+
+    /// RLC counters of mobile `m`'s entities (UDP first under priority).
+    pub fn rlc_stats(&self, m: usize) -> Vec<(xlayer_proto::rlc::TxStats, xlayer_proto::rlc::RxStats)> {
+        self.mobiles[m].entities.iter().map(|e| (*e.tx.stats(), *e.rx.stats())).collect()
+    }
+
+    fn tti_start(&self, index: u64) -> SimTime {
+        SimTime(index * self.cfg.tti.0)
+    }
+
+    /// The next TTI boundary at or after the clock.
+    fn next_boundary(&self) -> (u64, SimTime) {
+        let k = self.next_tti.max(self.clock.0.div_ceil(self.cfg.tti.0));
+        (k, self.tti_start(k))
+    }
+
+    fn next_due(&self) -> Option<SimTime> {
+        let mut due: Option<SimTime> = None;
+        let mut at = |t: SimTime| due = Some(due.map_or(t, |d| d.min(t)));
+        let mut pending = false;
+        for m in &self.mobiles {
+            if let Some(t) = m.ttis.get(m.arrived) {
+                at(t.arrive_ms);
+            }
+            if m.arrived > 0 {
+                at(m.ttis[0].arrive_bs);
+            }
+            for e in &m.entities {
+                if let Some(t) = e.rx.poll_timeout() {
+                    at(t);
+                }
+                pending |= e.tx.has_pending();
+            }
+        }
+        if pending {
+            at(self.next_boundary().1);
+        }
+        due
+    }
+
+    /// Process everything due up to `now` (or strictly before it), earliest first.
+    fn advance(&mut self, now: SimTime, inclusive: bool) {
+        while let Some(t) = self.next_due().filter(|&t| t < now || (inclusive && t == now)) {
+            self.step(t.max(self.clock));
+        }
+        self.clock = self.clock.max(now);
+    }
+
+    /// Everything due at `t`, in the order that matters at equal times: arrivals at the
+    /// mobile (they may fill a hole at its WT deadline), statuses at the base station
+    /// (so the TTI starting now carries the retransmissions), WT expiries, the TTI.
+    fn step(&mut self, t: SimTime) {
+        self.clock = t;
+        for m in 0..self.mobiles.len() {
+            while self.mobiles[m].ttis.get(self.mobiles[m].arrived).is_some_and(|x| x.arrive_ms <= t) {
+                self.arrive_at_mobile(m, t);
+            }
+            while self.mobiles[m].arrived > 0 && self.mobiles[m].ttis[0].arrive_bs <= t {
+                self.status_at_base(m);
+            }
+            for e in 0..self.mobiles[m].entities.len() {
+                let rx = &mut self.mobiles[m].entities[e].rx;
+                if rx.poll_timeout().is_some_and(|d| d <= t) {
+                    rx.handle_timeout(t);
+                    self.drain_receiver(m, e);
+                }
+            }
+        }
+        let (k, start) = self.next_boundary();
+        if start <= t && self.mobiles.iter().any(|m| m.entities.iter().any(|e| e.tx.has_pending())) {
+            self.send_tti(k, start);
+            self.next_tti = k + 1;
+        }
+    }
+
+    /// Fill TTI `k` for every mobile: Table 1 order falls out of polling the entities in
+    /// class order, each giving retransmissions before new PDUs.
+    fn send_tti(&mut self, k: u64, start: SimTime) {
+        let cap = self.cfg.pdus_per_tti as usize;
+        for m in &mut self.mobiles {
+            let mut n = 0;
+            for (e, ent) in m.entities.iter_mut().enumerate() {
+                while n < cap {
+                    let Some(p) = ent.tx.poll_pdu() else { break };
+                    m.ring.push_back((e as u8, p));
+                    n += 1;
+                }
+            }
+            if n == 0 {
+                continue;
+            }
+            let lost = m.channel.lost(k, start.as_secs_f64());
+            let arrive_ms = start + self.cfg.tti + self.cfg.delay;
+            m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, pdus: n });
+            self.metrics.tx_units += n as u64;
+        }
+    }
+
+    fn arrive_at_mobile(&mut self, m: usize, t: SimTime) {
+        let mob = &mut self.mobiles[m];
+        let tti = &mob.ttis[mob.arrived];
+        let (from, n, lost) = (mob.arrived_pdus, tti.pdus, tti.lost);
+        mob.arrived += 1;
+        mob.arrived_pdus += n;
+        if lost {
+            return; // the status report will NACK every PDU of it
+        }
+        for i in from..from + n {
+            let (e, pdu) = mob.ring[i];
+            mob.entities[e as usize].rx.on_pdu(t, &pdu);
+        }
+        for e in 0..self.mobiles[m].entities.len() {
+            self.drain_receiver(m, e);
+        }
+    }
+
+    fn status_at_base(&mut self, m: usize) {
+        let mob = &mut self.mobiles[m];
+        let tti = mob.ttis.pop_front().expect("checked");
+        mob.arrived -= 1;
+        mob.arrived_pdus -= tti.pdus;
+        for _ in 0..tti.pdus {
+            let (e, pdu) = mob.ring.pop_front().expect("a TTI's PDUs are in the ring");
+            let outcome = mob.entities[e as usize].tx.on_status(pdu.sn, !tti.lost);
+            if let Some(StatusOutcome::Discarded(id)) = outcome {
+                if let Some(pkt) = self.store.take(id) {
+                    self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+                }
+            }
+        }
+    }
+
+    fn drain_receiver(&mut self, m: usize, e: usize) {
+        let node = self.mobiles[m].node;
+        while let Some(ev) = self.mobiles[m].entities[e].rx.poll_event() {
+            match ev {
+                RxEvent::Deliver { sdu, retransmissions, .. } => {
+                    let mut pkt = self.store.take(sdu).expect("a deliverable SDU is still held");
+                    if self.cfg.annotate {
+                        let notes = pkt.notes_mut();
+                        notes.l2_link_rate_bps = Some(self.rate_bps);
+                        notes.l2_link_delay_s = Some(self.cfg.delay.as_secs_f64());
+                        notes.l2_retransmissions = Some(u32::from(retransmissions));
+                    }
+                    self.metrics.delivered_packets += 1;
+                    self.metrics.delivered_bytes += u64::from(pkt.size_bytes);
+                    self.out.push_back(RadioOutput::Delivered { pkt, node });
+                }
+                RxEvent::Drop { sdu, .. } => {
+                    if let Some(pkt) = self.store.take(sdu) {
+                        self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::ReorderTimeout });
+                    }
+                }
+            }
+        }
+    }
+
+    fn class_of(&self, pkt: &Packet) -> (usize, ClassParams) {
+        match pkt.transport {
+            Transport::Udp(_) => (0, self.cfg.udp),
+            Transport::Tcp(_) => (usize::from(self.cfg.priority), self.cfg.tcp),
+        }
+    }
+}
+
+impl RadioLink for WcdmaDch {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, next_node: u32) {
+        // What is due at `now` itself (a TTI boundary) waits for the wake-up, so every
+        // packet arriving at that instant before it makes the TTI.
+        self.advance(now, false);
+        let m = self.mobiles.iter().position(|m| m.node == next_node).expect("next hop is one of this link's mobiles");
+        let (e, class) = self.class_of(&pkt);
+        let bytes = pkt.size_bytes;
+        let id = self.store.insert(pkt);
+        if !self.mobiles[m].entities[e].tx.offer(id, bytes, class.max_retx) {
+            let pkt = self.store.take(id).expect("just stored");
+            self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        self.advance(now, true);
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.next_due()
+    }
+
+    fn poll_output(&mut self) -> Option<RadioOutput> {
+        self.out.pop_front()
+    }
+
+    fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
+        self.store.slots.iter().flatten().for_each(f);
+    }
+
+    fn metrics(&self) -> RadioMetrics {
+        let (mut packets, mut bytes) = (0, 0);
+        for e in self.mobiles.iter().flat_map(|m| &m.entities) {
+            packets += u64::from(e.tx.buffered_sdus());
+            bytes += e.tx.buffered_bytes();
+        }
+        RadioMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
+    }
+}

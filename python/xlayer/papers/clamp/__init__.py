@@ -1,0 +1,90 @@
+"""CLAMP (seed 004: Andrew & Hanly, "Active queue management for fair resource
+allocation in wireless networks"): experiments, the paper's numbers, checks C1-C7.
+
+    from xlayer.papers import clamp
+    failed = clamp.reproduce(pathlib.Path("out/clamp"), quick=True)
+
+writes report.md and PNG figures (Figs. 2, 4, 5, 6, 7, 8 and the §V-H dynamics) and
+returns the number of failed checks. The fluid model is `xlayer.papers.clamp_fluid`.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+from dataclasses import dataclass
+
+from . import checks, dynamics, experiments, figures, report, scenarios
+from .experiments import Sweep
+from .report import PAPER
+
+__all__ = ["PAPER", "Settings", "reproduce", "settings", "checks", "dynamics", "experiments", "figures",
+           "report", "scenarios"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    quick: bool
+    seeds: tuple[int, ...]
+    duration_s: float
+    warm_s: float
+    a_values: tuple[float, ...]
+    buffers: tuple[float, ...]
+    low_a_values: tuple[float, ...]
+    low_buffers: tuple[float, ...]
+    low_seeds: tuple[int, ...]
+    vh_a_values: tuple[float, ...]
+    c7_timeout_s: float
+
+
+def settings(quick: bool) -> Settings:
+    """Sweep points chosen to span about 20-400 ms of mean queueing delay (AP buffer
+    per receiver queue for NewReno, a for CLAMP with a 6 MB buffer)."""
+    if quick:
+        return Settings(True, (1, 2), 150.0, 15.0,
+                        (1500, 5000, 15_000, 45_000, 90_000), (10_000, 20_000, 40_000, 90_000),
+                        (0, 3000, 12_000), (3000, 9000, 24_000), (1,),
+                        (10_000, 30_000, 60_000), 0.0)
+    return Settings(False, (1, 2, 3, 4, 5, 6), 300.0, 20.0,
+                    (1000, 2500, 5000, 10_000, 20_000, 40_000, 80_000),
+                    (8000, 12_000, 18_000, 27_000, 40_000, 60_000, 90_000, 135_000),
+                    (0, 1500, 3000, 6000, 12_000, 24_000), (3000, 4500, 6000, 9000, 15_000, 24_000, 36_000),
+                    (1, 2, 3), (5000, 10_000, 20_000, 30_000, 45_000, 60_000), 900.0)
+
+
+def reproduce(out_dir: pathlib.Path, quick: bool = False, workers: int = 2) -> int:
+    """Run the reproduction into `out_dir` (report.md + PNGs); return the number of
+    failed checks (checks that could not run are reported, not counted)."""
+    start = time.monotonic()
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    s = settings(quick)
+    sweeps = {}
+    for fading in ("slow", "fast"):
+        sweeps[(fading, "clamp")] = experiments.run_sweep(
+            Sweep(fading, "clamp", s.a_values, s.seeds, s.duration_s, s.warm_s), workers)
+        sweeps[(fading, "newreno")] = experiments.run_sweep(
+            Sweep(fading, "newreno", s.buffers, s.seeds, s.duration_s, s.warm_s), workers)
+    sweeps[("low_rate", "clamp")] = experiments.run_sweep(
+        Sweep("low_rate", "clamp", s.low_a_values, s.low_seeds, s.duration_s, s.warm_s), workers)
+    sweeps[("low_rate", "newreno")] = experiments.run_sweep(
+        Sweep("low_rate", "newreno", s.low_buffers, s.low_seeds, s.duration_s, s.warm_s), workers)
+    fig2 = dynamics.fig2()
+    fig6 = dynamics.fig6("fast", sweeps[("fast", "clamp")], sweeps[("fast", "newreno")], (0.050, 0.180), s.duration_s)
+    vh = dynamics.short_flows(s.duration_s, s.vh_a_values)
+    fast_c, fast_r = sweeps[("fast", "clamp")], sweeps[("fast", "newreno")]
+    results = [
+        checks.c1(quick),
+        checks.c2(fig2),
+        checks.c3(fast_c, fast_r),
+        checks.c4(sweeps),
+        checks.c5(fast_c, fast_r),
+        checks.c6(sweeps),
+        checks.c7(s.c7_timeout_s),
+    ]
+    figs = figures.all_figures(out, fig2, sweeps, fig6, vh)
+    info = {"quick": quick, "seeds": len(s.seeds), "duration_s": s.duration_s, "warm_s": s.warm_s}
+    for key, df in sweeps.items():
+        df.to_csv(out / f"sweep_{key[0]}_{key[1]}.csv", index=False)
+    report.write(out, results, figs, sweeps, fig2, fig6, vh, info, time.monotonic() - start)
+    return sum(c.passed is False for c in results)

@@ -1,0 +1,194 @@
+"""Every experiment of seed 000 §5 as overrides of `scenarios/koga_fig1.toml`, a process
+pool that runs them, and the per-run metrics (the paper's loss definitions)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+
+from ...api import run as _run
+from ...scenario import apply_overrides, load
+from .paper import DEADLINE_S, RATES_KBPS
+
+SCENARIO = Path(__file__).resolve().parents[4] / "scenarios" / "koga_fig1.toml"
+
+WT_GRID = (0, 30, 60, 90, 120, 150, 200, 300, 400, 500)
+RETX_GRID = (0, 1, 2, 3, 4, 5)
+AWND_GRID = tuple(range(2, 15))
+QUICK_WT_GRID = (0, 60, 150, 500)
+QUICK_RETX_GRID = (0, 1, 2, 5)
+QUICK_AWND_GRID = (2, 3, 4, 5, 6, 7, 8, 9, 14)  # every value near the optima, so C6 matches the full grid
+
+TABLE5_AWND = {32: 6, 64: 5, 128: 4}  # §5.3 optimum
+FIG6_AWND = {32: 5, 64: 5, 128: 4}  # §5.3 "five packets for 32 and 64 kb/s, four for 128"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration of the Fig. 1 scenario (paper defaults: §4)."""
+
+    qos: str = "none"  # "none" or "priority" (§3.1)
+    buffer: int = 10  # BS buffer in SDUs; §5.1 "10 packets ... optimum value in this scenario"
+    wt_ms: int = 500
+    udp_retx: int = 5
+    tcp_retx: int = 5  # §4: five for TCP throughout
+    awnd: int | None = None  # receiver-based control with a fixed awnd (packets)
+    adaptive: bool = False  # receiver-based control with eqs. (1)-(3) computed live
+    buffer_counts: str = "unsent"
+    late_sdus: str = "deliver"
+    rcv_buffer: str | None = None  # TCP receive buffer override (default 20 packets)
+
+    def overrides(self, rate_kbps: int) -> dict[str, Any]:
+        o: dict[str, Any] = {
+            "flow.udp.app.rate": f"{rate_kbps}kbps",
+            "flow.udp.app.deadline": f"{round(DEADLINE_S * 1000)}ms",
+            "radio.dch.model.qos": self.qos,
+            "radio.dch.model.buffer": self.buffer,
+            "radio.dch.model.buffer_counts": self.buffer_counts,
+            "radio.dch.model.wt": f"{self.wt_ms}ms",
+            "radio.dch.model.max_retx": self.tcp_retx,
+            "radio.dch.model.udp": {"max_retx": self.udp_retx},
+            "radio.dch.model.late_sdus": self.late_sdus,
+        }
+        if self.awnd is not None:
+            o["flow.tcp.tcp.agent"] = {"kind": "koga", "awnd": self.awnd}
+        elif self.adaptive:
+            o["flow.tcp.tcp.agent"] = {"kind": "koga"}
+        if self.rcv_buffer is not None:
+            o["flow.tcp.tcp.rcv_buffer"] = self.rcv_buffer
+        return o
+
+
+@dataclass(frozen=True)
+class Experiment:
+    key: str
+    title: str
+    x_label: str  # "" for tables
+    xs: tuple[Any, ...]  # x values (tables: the single value None)
+    setting: Callable[[int, Any], Setting]
+    extra: bool = False  # a sensitivity study, not one of the paper's tables/figures
+
+
+def experiments(quick: bool) -> list[Experiment]:
+    wt = QUICK_WT_GRID if quick else WT_GRID
+    retx = QUICK_RETX_GRID if quick else RETX_GRID
+    awnd = QUICK_AWND_GRID if quick else AWND_GRID
+    prio = Setting(qos="priority")
+    t3 = Setting(wt_ms=60, udp_retx=1)
+    exps = [
+        Experiment("table2", "Table 2", "", (None,), lambda r, x: Setting(buffer=50, wt_ms=500)),
+        Experiment("table3", "Table 3", "", (None,), lambda r, x: t3),
+        Experiment("table4", "Table 4", "", (None,), lambda r, x: replace(prio, wt_ms=150, udp_retx=2)),
+        Experiment("table5", "Table 5", "", (None,),
+                   lambda r, x: Setting(wt_ms=90, udp_retx=2, awnd=TABLE5_AWND[r])),
+        Experiment("fig2", "Fig. 2: WT, no QoS", "WT [ms]", wt, lambda r, x: Setting(wt_ms=x)),
+        Experiment("fig3", "Fig. 3: UDP max retransmissions, no QoS (WT 60 ms)", "UDP max retransmissions",
+                   retx, lambda r, x: Setting(wt_ms=60, udp_retx=x)),
+        Experiment("fig4", "Fig. 4: WT, priority scheduling", "WT [ms]", wt, lambda r, x: replace(prio, wt_ms=x)),
+        Experiment("fig5", "Fig. 5: UDP max retransmissions, priority (WT 150 ms)", "UDP max retransmissions",
+                   retx, lambda r, x: replace(prio, wt_ms=150, udp_retx=x)),
+        Experiment("fig6", "Fig. 6: WT, receiver-based control (awnd 5/5/4)", "WT [ms]", wt,
+                   lambda r, x: Setting(wt_ms=x, awnd=FIG6_AWND[r])),
+        Experiment("fig7", "Fig. 7: UDP max retransmissions, receiver-based (WT 90 ms)", "UDP max retransmissions",
+                   retx, lambda r, x: Setting(wt_ms=90, udp_retx=x, awnd=FIG6_AWND[r])),
+        Experiment("fig8", "Fig. 8: awnd, receiver-based (WT 90 ms, UDP max retx 2)", "awnd [packets]", awnd,
+                   lambda r, x: Setting(wt_ms=90, udp_retx=2, awnd=x)),
+    ]
+    if not quick:
+        exps += [
+            Experiment("s_buffer_unacked", "Table 3 with SDUs holding the buffer until acknowledged", "",
+                       (None,), lambda r, x: replace(t3, buffer_counts="unacked"), extra=True),
+            Experiment("s_window_unlimited", "Table 2 with a 1 MiB receive window instead of 20 packets", "",
+                       (None,), lambda r, x: Setting(buffer=50, wt_ms=500, rcv_buffer="1MiB"), extra=True),
+            Experiment("s_fig2_udp_retx1", "Fig. 2 read with UDP max retransmissions 1", "WT [ms]", wt,
+                       lambda r, x: Setting(wt_ms=x, udp_retx=1), extra=True),
+            Experiment("s_adaptive", "Table 5 with awnd computed live from eqs. (1)-(3)", "", (None,),
+                       lambda r, x: Setting(wt_ms=90, udp_retx=2, adaptive=True), extra=True),
+            Experiment("s_late_discard", "Fig. 2 with strict in-sequence delivery (given-up SDUs dropped)",
+                       "WT [ms]", wt, lambda r, x: Setting(wt_ms=x, late_sdus="discard"), extra=True),
+        ]
+    return exps
+
+
+def metrics(flows: pd.DataFrame) -> dict[str, float]:
+    """The paper's loss measures for one run, in percent of UDP packets whose fate is
+    known (sent minus still in flight at the end):
+    transport = buffer overflow + ARQ discard (+ any other L2 drop);
+    application = delivered out of order or later than 300 ms (the "or" reading),
+    with the "and" reading kept alongside; TCP throughput = TCP goodput."""
+    tcp = flows.set_index("name").loc["tcp"]
+    udp = flows.set_index("name").loc["udp"]
+    known = float(udp.tx_packets - udp.in_flight_packets)
+    pct = 100.0 / known
+    transport = (udp.lost_queue_overflow + udp.lost_arq_discard + udp.lost_reorder_timeout
+                 + udp.lost_channel) * pct
+    app_or = (udp.late_packets + udp.reordered_packets - udp.late_reordered_packets) * pct
+    app_and = udp.late_reordered_packets * pct
+    return {
+        "transport": transport,
+        "app": app_or,
+        "total": transport + app_or,
+        "app_and": app_and,
+        "total_and": transport + app_and,
+        "overflow": udp.lost_queue_overflow * pct,
+        "arq_discard": udp.lost_arq_discard * pct,
+        "reordered": udp.reordered_packets * pct,
+        "late": udp.late_packets * pct,
+        "udp_delay_mean_ms": float(udp.delay_mean_s or 0.0) * 1e3,
+        "tcp_kbps": float(tcp.goodput_bps) / 1e3,
+        "tcp_timeouts": float(tcp.timeouts),
+    }
+
+
+def _run_chunk(chunk: list[tuple[dict[str, Any], int]]) -> list[dict[str, Any]]:
+    """Run a few (scenario, seed) jobs in a worker (top level so spawn can import it)."""
+    out = []
+    for doc, seed in chunk:
+        res = _run(doc, seed=seed, run=0, progress=False)
+        if not res.conserved:
+            raise RuntimeError(f"packet conservation violated: {res.conservation}")
+        out.append({**metrics(res.flows), "fingerprint": res.fingerprint,
+                    "wall_s": float(res.metadata.get("wall_time_s") or 0.0)})
+    return out
+
+
+def run_all(exps: Iterable[Experiment], seeds: Iterable[int], workers: int,
+            scenario: Path = SCENARIO) -> pd.DataFrame:
+    """One row per (experiment, rate, x, seed). Identical settings are run once and
+    shared between experiments (e.g. Table 3 is a point of Fig. 3)."""
+    base = load(scenario)
+    seeds = list(seeds)
+    settings: dict[tuple[Setting, int], list[tuple[str, int, Any]]] = {}
+    for e in exps:
+        for rate in RATES_KBPS:
+            for x in e.xs:
+                settings.setdefault((e.setting(rate, x), rate), []).append((e.key, rate, x))
+    jobs, owners = [], []
+    for (s, rate), users in settings.items():
+        doc = apply_overrides(load(base), s.overrides(rate))
+        for seed in seeds:
+            jobs.append((doc, seed))
+            owners.append((users, seed))
+    chunk = max(1, min(16, len(jobs) // (4 * max(1, workers))))
+    chunks = [jobs[i:i + chunk] for i in range(0, len(jobs), chunk)]
+    if workers > 1 and len(chunks) > 1:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx) as pool:
+            results = [r for part in pool.map(_run_chunk, chunks) for r in part]
+    else:
+        results = [r for c in chunks for r in _run_chunk(c)]
+    rows = []
+    for (users, seed), m in zip(owners, results):
+        for key, rate, x in users:
+            rows.append({"experiment": key, "rate_kbps": rate, "x": x, "seed": seed, **m})
+    return pd.DataFrame(rows)
+
+
+def default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
