@@ -214,6 +214,7 @@ def test_to_dir_leaves_nothing_on_error(tmp_path: Path, lossy_run: xlayer.RunRes
 def test_check_determinism() -> None:
     doc = xlayer.resolve(LOSSY, {"simulation.duration": "2s"})
     assert _core.check_determinism(xlayer.canonical_json(doc), 1, 0) is None
+    assert xlayer.check_determinism(doc, seed=1, run=0) is None
 
 
 def test_schema_is_json_schema() -> None:

@@ -12,7 +12,7 @@ wireless and cellular links. Rust core, Python front.
 """
 
 from . import _core, scenarios
-from .api import RNG, RunResult, run
+from .api import RNG, RunResult, check_determinism, run
 from .scenario import (
     OverrideError,
     ScenarioError,
@@ -38,6 +38,7 @@ __all__ = [
     "__version__",
     "apply_overrides",
     "canonical_json",
+    "check_determinism",
     "load",
     "resolve",
     "run",

@@ -129,6 +129,25 @@ def run(
     return _result(raw, doc, seed, run)
 
 
+def check_determinism(
+    scenario: ScenarioLike,
+    seed: int = 1,
+    run: int = 0,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """Run `scenario` twice in this process and compare the event streams.
+
+    Returns None when both runs processed identical events, else the index of the first
+    diverging event and a description of that event in each run.
+    """
+    _check_index("seed", seed)
+    _check_index("run", run)
+    doc = resolve(scenario, overrides)
+    with native_errors():
+        return _core.check_determinism(canonical_json(doc), seed, run)
+
+
 def _check_index(what: str, v: Any) -> None:
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**64:
         raise ValueError(f"{what} must be an integer in [0, 2^64), got {v!r}")

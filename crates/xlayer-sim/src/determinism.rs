@@ -30,3 +30,24 @@ pub fn first_divergence(a: &[EventDigest], b: &[EventDigest]) -> Option<Divergen
         second: b.get(i).copied(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xlayer_proto::SimTime;
+
+    fn d(t: u64, packet: u64) -> EventDigest {
+        EventDigest { time: SimTime(t), kind: "arrive", component: 0, packet }
+    }
+
+    #[test]
+    fn reports_the_first_differing_event_or_a_length_mismatch() {
+        let a = [d(1, 0), d(2, 1), d(3, 2)];
+        assert_eq!(first_divergence(&a, &a), None);
+        let b = [d(1, 0), d(2, 7), d(3, 2)];
+        let div = first_divergence(&a, &b).unwrap();
+        assert_eq!((div.index, div.first, div.second), (1, Some(d(2, 1)), Some(d(2, 7))));
+        let short = first_divergence(&a, &a[..2]).unwrap();
+        assert_eq!((short.index, short.second), (2, None));
+    }
+}
