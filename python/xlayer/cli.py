@@ -176,7 +176,6 @@ def _cmd_run(args: argparse.Namespace, command: list[str]) -> int:
             files += [f"pcap/{p.name}" for p in sorted(pcap.iterdir())]
         res.write(stage, command=command, files=files, scenario_file=str(args.file),
                   overrides=parse_sets(args.set))
-    _warn_conservation(res)
     if args.quiet:
         print(f"{res.fingerprint} {out}")
         return 0
@@ -298,11 +297,6 @@ def _sweep_table(df: pd.DataFrame) -> Table:
         n = int(g["n"].max()) if len(g) else 0
         t.add_row(*[str(x) for x in key], str(n), *cells)
     return t
-
-
-def _warn_conservation(res: api.RunResult) -> None:
-    if res.conservation and not res.conserved:
-        print(f"xlayer: warning: packet conservation violated: {res.conservation}", file=sys.stderr)
 
 
 if __name__ == "__main__":

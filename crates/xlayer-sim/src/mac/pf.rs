@@ -2,9 +2,11 @@
 //!
 //! Each slot: serve the backlogged user with the largest U_i = μ_i / r_i, then
 //! r_i ← (1 − w) r_i + w·(rate served to i), w = 0.03 in seed 004 (a 100 ms time constant
-//! at 3 ms slots). Averages of users with nothing queued are frozen (seed 004: the
-//! average runs "over backlogged users"; protocol-notes §7 updates every user instead):
-//! a user whose queue drained is neither penalised nor favoured when its data returns.
+//! at 3 ms slots). Seed 004 does not say what happens to users it does not serve. Here
+//! backlogged users that were not served decay (they obtained 0), and users with nothing
+//! queued keep their average (the update runs over backlogged users; protocol-notes §7
+//! decays every user instead). A user whose queue drained is neither penalised nor
+//! favoured when its data returns.
 
 /// One user as the scheduler sees it in a slot.
 #[derive(Clone, Copy, Debug, PartialEq)]

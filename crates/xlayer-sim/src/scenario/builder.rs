@@ -94,7 +94,6 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         }
         let start = SimTime::ZERO + f.start.map_or(SimDur::ZERO, |d| d.0);
         let stop = f.stop.map_or(SimTime::MAX, |d| SimTime::ZERO + d.0);
-        check_clamp_agent(i, f)?;
         let (app, sender, receiver) = endpoints(f, start, stop);
         flows.push(FlowRt {
             name: f.resolved_name(i),
@@ -249,20 +248,3 @@ fn shortest_paths(n: usize, edges: &[Edge]) -> (Vec<u32>, Vec<u32>) {
     (routes, next)
 }
 
-/// CLAMP agent parameters serde cannot range-check (seed 004 §IV-B).
-fn check_clamp_agent(i: usize, f: &FlowSpec) -> Result<(), ScenarioError> {
-    let Some(AgentSpec::Clamp { tau, alpha, beta, .. }) = f.tcp.as_ref().and_then(|t| t.agent.as_ref()) else {
-        return Ok(());
-    };
-    let at = |field: &str| format!("flow[{i}].tcp.agent.{field}");
-    if tau.is_some_and(|t| t.0 == 0) {
-        return Err(ScenarioError::at(at("tau"), "must be at least 1B"));
-    }
-    if alpha == &Some(0) {
-        return Err(ScenarioError::at(at("alpha"), "must be at least 1 packet"));
-    }
-    if beta.is_some_and(|b| !(b > 0.0 && b < 1.0)) {
-        return Err(ScenarioError::at(at("beta"), "must be in (0, 1)"));
-    }
-    Ok(())
-}

@@ -116,6 +116,7 @@ impl Scenario {
     }
 
     fn validate_flow(&self, i: usize, f: &FlowSpec) -> R {
+        check_clamp_agent(i, f)?;
         let at = |field: &str| format!("flow[{i}].{field}");
         for (field, name) in [("src", &f.src), ("dst", &f.dst)] {
             if self.node(at(field), name)?.kind != NodeKind::Host {
@@ -186,4 +187,22 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// Range checks of the CLAMP agent's parameters (seed 004 eqs. (14)-(17)).
+fn check_clamp_agent(i: usize, f: &FlowSpec) -> R {
+    let Some(AgentSpec::Clamp { tau, alpha, beta, .. }) = f.tcp.as_ref().and_then(|t| t.agent.as_ref()) else {
+        return Ok(());
+    };
+    let at = |field: &str| format!("flow[{i}].tcp.agent.{field}");
+    if tau.is_some_and(|t| t.0 == 0) {
+        return Err(ScenarioError::at(at("tau"), "must be at least 1B"));
+    }
+    if alpha == &Some(0) {
+        return Err(ScenarioError::at(at("alpha"), "must be at least 1 packet"));
+    }
+    if beta.is_some_and(|b| !(b > 0.0 && b < 1.0)) {
+        return Err(ScenarioError::at(at("beta"), "must be in (0, 1)"));
+    }
+    Ok(())
 }

@@ -14,12 +14,12 @@ import pathlib
 import time
 from dataclasses import dataclass
 
-from . import checks, dynamics, experiments, figures, report, scenarios
+from . import checks, dynamics, experiments, figures, report, scenarios, sensitivity
 from .experiments import Sweep
 from .report import PAPER
 
 __all__ = ["PAPER", "Settings", "reproduce", "settings", "checks", "dynamics", "experiments", "figures",
-           "report", "scenarios"]
+           "report", "scenarios", "sensitivity"]
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,12 @@ def reproduce(out_dir: pathlib.Path, quick: bool = False, workers: int = 2) -> i
         checks.c7(s.c7_timeout_s),
     ]
     figs = figures.all_figures(out, fig2, sweeps, fig6, vh)
+    extra: list[str] = []
+    if not quick:
+        extra = sensitivity.markdown(sensitivity.fig2_queue_errors(), sensitivity.fig3_shared_queue(
+            (5000, 10_000, 20_000), s.seeds[:3], s.duration_s, s.warm_s, workers))
     info = {"quick": quick, "seeds": len(s.seeds), "duration_s": s.duration_s, "warm_s": s.warm_s}
     for key, df in sweeps.items():
         df.to_csv(out / f"sweep_{key[0]}_{key[1]}.csv", index=False)
-    report.write(out, results, figs, sweeps, fig2, fig6, vh, info, time.monotonic() - start)
+    report.write(out, results, figs, sweeps, fig2, fig6, vh, info, time.monotonic() - start, extra)
     return sum(c.passed is False for c in results)

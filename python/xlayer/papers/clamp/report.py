@@ -63,7 +63,7 @@ def sweep_table(sweeps: dict[tuple[str, str], pd.DataFrame]) -> str:
 
 def write(out: Path, checks: Sequence[Check], figures: Sequence[Path], sweeps: dict[tuple[str, str], pd.DataFrame],
           fig2: dict[str, Any], fig6: dict[float, dict[str, Any]], vh: dict[str, Any], settings: dict[str, Any],
-          elapsed_s: float) -> Path:
+          elapsed_s: float, extra: Sequence[str] = ()) -> Path:
     failed = sum(c.passed is False for c in checks)
     lines = [
         "# CLAMP (seed 004, Andrew & Hanly) — reproduction report",
@@ -104,7 +104,7 @@ def write(out: Path, checks: Sequence[Check], figures: Sequence[Path], sweeps: d
         r = vh[name]
         lines.append(f"- {name}: CoV of the 1 s delivered rate {r['rate_cov']:.3f}, queue CoV {r['queue_cov']:.3f}, long-flow goodput "
                      f"{r['long_goodput_bps'] / 1e6:.2f} Mb/s, mean short-flow completion {r['short_completion_s']:.3f} s")
-    lines += ["", "## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures] + [""]
+    lines += ["", *extra, "## Figures", ""] + [f"![{p.stem}]({p.name})" for p in figures] + [""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

@@ -11,7 +11,14 @@ from typing import Any
 
 from ... import scenario as _scenario
 
-ROOT = Path(__file__).resolve().parents[4]
+def _root() -> Path:
+    """The source tree: beside this file in a checkout or editable install, else the
+    working directory (a wheel install run from the repository, as in CI)."""
+    here = Path(__file__).resolve().parents[4]
+    return here if (here / "scenarios" / "clamp_fig2.toml").exists() else Path.cwd()
+
+
+ROOT = _root()
 SCENARIOS = ROOT / "scenarios"
 
 # Table II: propagation (round-trip) delays d_i; S_i-X carries d_i / 2 each way.
@@ -89,7 +96,8 @@ def short_flow_starts(duration_s: float = 300.0) -> list[float]:
     """Start times of the short flows: each starts `SHORT_FLOW_ALLOWANCE_S` plus an
     exponential idle time (mean `SHORT_FLOW_MEAN_IDLE_S`) after the previous one."""
     rng = random.Random(SHORT_FLOW_SEED)
-    t, starts = 5.0, []
+    t = 5.0
+    starts: list[float] = []
     while True:
         t += SHORT_FLOW_ALLOWANCE_S + rng.expovariate(1.0 / SHORT_FLOW_MEAN_IDLE_S)
         if t >= duration_s - 1.0:
