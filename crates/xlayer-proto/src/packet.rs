@@ -100,6 +100,23 @@ impl Packet {
             _ => None,
         }
     }
+    /// A forward-direction UDP datagram of `size_bytes` at the IP layer (headers
+    /// included) carrying application sequence number `seq`.
+    pub fn udp(uid: u64, flow: FlowId, src: Addr, dst: Addr, size_bytes: u32, seq: u64) -> Packet {
+        let payload = size_bytes - IPV4_HEADER_BYTES - UDP_HEADER_BYTES;
+        Packet {
+            uid,
+            flow,
+            dir: Dir::Forward,
+            src,
+            dst,
+            size_bytes,
+            sent_at: crate::SimTime::ZERO,
+            transport: Transport::Udp(UdpHeader { seq, payload_bytes: payload }),
+            notes: None,
+        }
+    }
+
     /// Mutable annotations, allocated on first use.
     pub fn notes_mut(&mut self) -> &mut Annotations {
         self.notes.get_or_insert_with(Default::default)

@@ -76,6 +76,6 @@ fn bad_parameters_name_their_field() {
         assert!(e.path.ends_with(field), "{e}");
     }
     let t = text("clamp_fig3_fast.toml").replacen("tau = \"500B\"", "tau = \"500B\", beta = 2.0", 1);
-    let e = xlayer_sim::build(&Scenario::from_toml(&t).unwrap(), 1, 0, None).err().expect("β outside (0, 1)");
+    let e = Scenario::from_toml(&t).expect_err("β outside (0, 1)");
     assert_eq!(e.path, "flow[0].tcp.agent.beta");
 }

@@ -163,20 +163,10 @@ impl LinkDir {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xlayer_proto::{Addr, Dir, FlowId, Transport, UdpHeader};
+    use xlayer_proto::{Addr, FlowId};
 
     fn pkt(uid: u64, size: u32) -> Packet {
-        Packet {
-            uid,
-            flow: FlowId(0),
-            dir: Dir::Forward,
-            src: Addr(0),
-            dst: Addr(1),
-            size_bytes: size,
-            sent_at: SimTime::ZERO,
-            transport: Transport::Udp(UdpHeader { seq: uid, payload_bytes: size - 28 }),
-            notes: None,
-        }
+        Packet::udp(uid, FlowId(0), Addr(0), Addr(1), size, uid)
     }
 
     #[test]
