@@ -86,3 +86,12 @@ def test_checks_fail_when_the_data_say_so():
     sweeps = {(f, p): d for f in ("slow", "fast") for p, d in (("clamp", fair), ("newreno", unfair))}
     assert not checks.c4(sweeps).passed  # totals differ by far more than 15%
     assert not checks.c6(sweeps).passed  # fast equals slow here
+
+
+def test_c7_fading_statistics_are_computed_from_the_generator():
+    from xlayer.papers.clamp import checks
+
+    c = checks.c7(realisations=300)
+    assert c.passed, c.summary
+    for v in c.numbers.values():
+        assert abs(v["mean_power"] - 1) <= 0.02 and v["ks"] <= 0.02

@@ -8,6 +8,7 @@ __all__ = [
     "Simulation",
     "__version__",
     "check_determinism",
+    "jakes_power_samples",
     "schema",
     "validate",
 ]
@@ -46,3 +47,13 @@ def schema() -> str:
 
 def check_determinism(scenario_json: str, seed: int, run: int) -> Optional[dict[str, Any]]:
     """Run twice; None if identical, else the first diverging event."""
+
+def jakes_power_samples(
+    doppler_hz: float,
+    generators: int,
+    realisations: int,
+    samples: int,
+    spacing_s: float,
+    seed: int = 1,
+) -> list[float]:
+    """Power gains of the CLAMP paper's Jakes generator (unit mean), for validation."""

@@ -109,7 +109,6 @@ def _set(doc: dict[str, Any], path: str, value: Any) -> None:
         raise OverrideError(f"override `{path}`: not a dotted path such as link.bottleneck.rate")
     cur: Any = doc
     for i, part in enumerate(parts):
-        here = ".".join(parts[: i + 1])
         last = i == len(parts) - 1
         if isinstance(cur, list):
             key: Any = _element(cur, parts[i - 1] if i else "", part, path)
@@ -214,3 +213,17 @@ def schema() -> dict[str, Any]:
     """The JSON Schema of the scenario format (as exported by the Rust core)."""
     result: dict[str, Any] = json.loads(_core.schema())
     return result
+
+
+def shipped(name: str) -> Path:
+    """Path of a ready-made scenario from the repository's `scenarios/` folder, e.g.
+    `shipped("koga_fig1.toml")`: beside the package in a checkout or editable install,
+    else under the working directory (a wheel installed and run from the repository)."""
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
+        path = root / "scenarios" / name
+        if path.exists():
+            return path
+    raise ScenarioNotFoundError(
+        f"scenario file not found: scenarios/{name} (run from the xlayer repository, "
+        "or install it with `pip install -e .`)"
+    )

@@ -8,6 +8,7 @@ use errors::{finish_error, scenario_error, ScenarioError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
+use xlayer_sim::channel::fading::JakesPath;
 use xlayer_sim::{Scenario, SimDur, SimTime, World};
 
 /// One run of a scenario: build it, advance it (optionally in steps, for progress
@@ -103,6 +104,41 @@ fn check_determinism<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run: 
     result.map(|d| report::divergence_to_dict(py, &d)).transpose()
 }
 
+/// Power gains of the CLAMP paper's Jakes generator (Dent's corrected form with random
+/// per-realisation phases; seed 004 §V-B, protocol-notes §6.1): `realisations`
+/// independent generators, each sampled `samples` times `spacing_s` apart. Unit mean.
+#[pyfunction]
+#[pyo3(signature = (doppler_hz, generators, realisations, samples, spacing_s, seed=1))]
+fn jakes_power_samples(
+    py: Python<'_>,
+    doppler_hz: f64,
+    generators: usize,
+    realisations: usize,
+    samples: usize,
+    spacing_s: f64,
+    seed: u64,
+) -> PyResult<Vec<f64>> {
+    let bad = |what: &str| Err(pyo3::exceptions::PyValueError::new_err(what.to_string()));
+    if !(doppler_hz.is_finite() && doppler_hz > 0.0) {
+        return bad("doppler_hz must be a positive number");
+    }
+    if generators == 0 || realisations == 0 || samples == 0 {
+        return bad("generators, realisations and samples must be at least 1");
+    }
+    if !(spacing_s.is_finite() && spacing_s > 0.0) {
+        return bad("spacing_s must be a positive number of seconds");
+    }
+    Ok(py.allow_threads(|| {
+        (0..realisations)
+            .flat_map(|i| {
+                let mut rng = xlayer_sim::engine::stream(seed, i as u64, "jakes_power_samples");
+                let path = JakesPath::new(doppler_hz, generators, &mut rng);
+                (0..samples).map(move |k| path.gain(k as f64 * spacing_s))
+            })
+            .collect()
+    }))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -112,5 +148,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(check_determinism, m)?)?;
+    m.add_function(wrap_pyfunction!(jakes_power_samples, m)?)?;
     Ok(())
 }

@@ -6,20 +6,11 @@ from __future__ import annotations
 import copy
 import math
 import random
-from pathlib import Path
 from typing import Any
 
 from ... import scenario as _scenario
 
-def _root() -> Path:
-    """The source tree: beside this file in a checkout or editable install, else the
-    working directory (a wheel install run from the repository, as in CI)."""
-    here = Path(__file__).resolve().parents[4]
-    return here if (here / "scenarios" / "clamp_fig2.toml").exists() else Path.cwd()
-
-
-ROOT = _root()
-SCENARIOS = ROOT / "scenarios"
+SCENARIOS = _scenario.shipped("clamp_fig2.toml").parent
 
 # Table II: propagation (round-trip) delays d_i; S_i-X carries d_i / 2 each way.
 FLOW_DELAYS_S = {"f30": 0.030, "f130": 0.130, "f10": 0.010, "f180": 0.180}

@@ -13,10 +13,11 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 
 from ...api import run as _run
+from ... import scenario as _scenario
 from ...scenario import apply_overrides, load
 from .paper import DEADLINE_S, RATES_KBPS
 
-SCENARIO = Path(__file__).resolve().parents[4] / "scenarios" / "koga_fig1.toml"
+SCENARIO = _scenario.shipped("koga_fig1.toml")
 
 WT_GRID = (0, 30, 60, 90, 120, 150, 200, 300, 400, 500)
 RETX_GRID = (0, 1, 2, 3, 4, 5)
