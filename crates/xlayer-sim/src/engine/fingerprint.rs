@@ -14,7 +14,7 @@ impl Fingerprint {
     #[inline]
     pub fn mix(&mut self, word: u64) {
         // FxHash-style step: cheap enough for every event, order-sensitive.
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 

@@ -88,10 +88,6 @@ impl<E> EventQueue<E> {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
-    /// Pending events in no particular order (for end-of-run accounting).
-    pub fn iter(&self) -> impl Iterator<Item = &E> {
-        self.heap.iter().map(|e| &e.event)
-    }
 }
 
 #[cfg(test)]

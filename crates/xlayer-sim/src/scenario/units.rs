@@ -128,7 +128,7 @@ unit_type!(
     |v: SimDur, f: &mut fmt::Formatter<'_>| {
         // The largest unit that shows the value exactly: "100ms", not "100000000ns".
         let ns = v.0;
-        match [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")].iter().find(|(k, _)| ns % k == 0) {
+        match [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")].iter().find(|(k, _)| ns.is_multiple_of(*k)) {
             Some((k, unit)) if ns > 0 => write!(f, "{}{unit}", ns / k),
             _ => write!(f, "{ns}ns"),
         }
