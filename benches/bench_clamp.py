@@ -36,19 +36,13 @@ def bench_fig3(repeats: int) -> None:
                   f"({events / med / 1e6:.2f} M events/s, {events} events) [target < 2 s]")
 
 
-def bench_full(workers: int) -> None:
+def bench_reproduction(quick: bool, workers: int) -> None:
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
-        failed = clamp.reproduce(pathlib.Path(d), quick=False, workers=workers)
-        print(f"full reproduction: {time.perf_counter() - t:.0f} s wall on {workers} workers "
-              f"({os.cpu_count()} CPUs), {failed} failed checks [target < 600 s on 2 cores]")
-
-
-def bench_quick(workers: int) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        t = time.perf_counter()
-        failed = clamp.reproduce(pathlib.Path(d), quick=True, workers=workers)
-        print(f"quick reproduction: {time.perf_counter() - t:.0f} s wall, {failed} failed checks [target < 120 s]")
+        failed = clamp.reproduce(pathlib.Path(d), quick=quick, workers=workers)
+        target = "120 s" if quick else "600 s on 2 cores"
+        print(f"{'quick' if quick else 'full'} reproduction: {time.perf_counter() - t:.0f} s wall on "
+              f"{workers} workers ({os.cpu_count()} CPUs), {failed} failed checks [target < {target}]")
 
 
 def main() -> None:
@@ -60,9 +54,9 @@ def main() -> None:
     a = p.parse_args()
     bench_fig3(a.repeats)
     if a.quick:
-        bench_quick(a.workers)
+        bench_reproduction(True, a.workers)
     if a.full:
-        bench_full(a.workers)
+        bench_reproduction(False, a.workers)
 
 
 if __name__ == "__main__":
