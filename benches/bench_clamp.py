@@ -10,13 +10,11 @@ the full reproduction under 10 minutes on 2 cores.
 from __future__ import annotations
 
 import argparse
-import os
-import pathlib
 import statistics
-import tempfile
 import time
 
 import xlayer
+from _timing import time_reproduction
 from xlayer.papers import clamp
 from xlayer.papers.clamp import scenarios as sc
 
@@ -37,12 +35,7 @@ def bench_fig3(repeats: int) -> None:
 
 
 def bench_reproduction(quick: bool, workers: int) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        t = time.perf_counter()
-        failed = clamp.reproduce(pathlib.Path(d), quick=quick, workers=workers)
-        target = "120 s" if quick else "600 s on 2 cores"
-        print(f"{'quick' if quick else 'full'} reproduction: {time.perf_counter() - t:.0f} s wall on "
-              f"{workers} workers ({os.cpu_count()} CPUs), {failed} failed checks [target < {target}]")
+    time_reproduction(clamp.reproduce, quick, workers, 120 if quick else 600)
 
 
 def main() -> None:
