@@ -1,0 +1,110 @@
+//! The golden table: fingerprints and rounded per-flow counts of the shipped scenarios
+//! (at a short duration) and a few variants, checked in and compared line by line. A
+//! structural change must leave it byte-identical; a behaviour change regenerates it and
+//! explains every changed row in its commit.
+//!
+//! Regenerate with `XLAYER_BLESS=1 cargo test -p xlayer-sim --test golden`.
+
+mod common;
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use xlayer_sim::scenario::{LossSpec, Scenario};
+use xlayer_sim::SimDur;
+
+const SEED: u64 = 1;
+const DURATION_S: u64 = 8;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn shipped() -> Vec<(String, Scenario)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios"))
+        .expect("scenarios/ exists")
+        .map(|e| e.expect("readable").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("readable");
+            let name = p.file_stem().expect("a file").to_string_lossy().into_owned();
+            (name, Scenario::from_toml(&text).expect("shipped scenarios are valid"))
+        })
+        .collect()
+}
+
+fn variants() -> Vec<(String, Scenario)> {
+    let mut v = Vec::new();
+    for n in [1, 4, 16] {
+        let toml = common::dumbbell(n, "10Mbps", "25ms", "100pkt", "8s", "");
+        v.push((format!("dumbbell_{n}_flows"), Scenario::from_toml(&toml).expect("valid")));
+    }
+    let lossy = shipped().into_iter().find(|(n, _)| n == "lossy_link").expect("shipped").1;
+    for p in [0.001, 0.03] {
+        let mut s = lossy.clone();
+        for l in &mut s.links {
+            l.loss = Some(LossSpec::Bernoulli { p });
+        }
+        v.push((format!("lossy_link_p{p}"), s));
+    }
+    v
+}
+
+fn table() -> String {
+    let mut out = String::from(
+        "# scenario fingerprint events | flow rx_packets retransmissions timeouts \
+         lost_queue_overflow lost_channel lost_arq_discard lost_reorder_timeout\n",
+    );
+    for (name, mut s) in shipped().into_iter().chain(variants()) {
+        s.simulation.duration.0 = SimDur::from_secs(DURATION_S);
+        let w = xlayer_sim::build(&s, SEED, 0, None).expect("builds");
+        let r = w.finish().expect("finishes");
+        writeln!(out, "{name} {:016x} {}", r.fingerprint, r.events).expect("string");
+        for f in &r.flows {
+            writeln!(
+                out,
+                "  {} {} {} {} {} {} {} {}",
+                f.name,
+                f.rx_packets,
+                f.retransmissions,
+                f.timeouts,
+                f.lost_queue_overflow,
+                f.lost_channel,
+                f.lost_arq_discard,
+                f.lost_reorder_timeout
+            )
+            .expect("string");
+        }
+    }
+    out
+}
+
+#[test]
+fn golden_table_is_unchanged() {
+    let path = repo().join("crates/xlayer-sim/tests/golden/table.txt");
+    let now = table();
+    if std::env::var_os("XLAYER_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("writable");
+        std::fs::write(&path, &now).expect("writable");
+        return;
+    }
+    let before = std::fs::read_to_string(&path).expect("golden table checked in (XLAYER_BLESS=1 writes it)");
+    if before != now {
+        let diff: Vec<String> = before
+            .lines()
+            .zip(now.lines())
+            .filter(|(a, b)| a != b)
+            .take(20)
+            .map(|(a, b)| format!("- {a}\n+ {b}"))
+            .collect();
+        panic!(
+            "golden table changed ({} vs {} lines); first differences:\n{}",
+            before.lines().count(),
+            now.lines().count(),
+            diff.join("\n")
+        );
+    }
+}
