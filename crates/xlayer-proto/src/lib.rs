@@ -10,5 +10,5 @@ pub mod rlc;
 pub mod tcp;
 pub mod time;
 
-pub use packet::{Addr, Annotations, Dir, FlowId, Packet, TcpHeader, Transport, UdpHeader};
+pub use packet::{Addr, Annotations, Dir, FlowId, Packet, TcpHeader, TrafficClass, Transport, UdpHeader};
 pub use time::{SimDur, SimTime};

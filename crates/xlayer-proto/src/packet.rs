@@ -5,9 +5,39 @@
 //! congestion price) ride in an optional box, so packets of protocols that ignore them
 //! carry one null pointer and no allocation.
 
-/// Network-layer address of a node (rendered as an IPv4 address in captures).
+/// Network-layer address: a node, or (top bit set) a group of nodes. Rendered in
+/// captures as an IPv4 unicast address, or for groups an address in 239.0.0.0/8
+/// (administratively scoped multicast, RFC 2365).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Addr(pub u32);
+
+impl Addr {
+    const GROUP_BIT: u32 = 1 << 31;
+
+    /// The address of group number `g`.
+    pub fn group(g: u32) -> Addr {
+        debug_assert!(g < Self::GROUP_BIT);
+        Addr(g | Self::GROUP_BIT)
+    }
+    pub fn is_group(self) -> bool {
+        self.0 & Self::GROUP_BIT != 0
+    }
+    /// The group number, for group addresses.
+    pub fn group_index(self) -> Option<u32> {
+        self.is_group().then_some(self.0 & !Self::GROUP_BIT)
+    }
+}
+
+/// The service class a flow's packets ask of link layers that tell classes apart
+/// (e.g. the W-CDMA L2 priority scheduler of Koga et al. §3.1). Set from the flow spec.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TrafficClass {
+    /// Real-time traffic (voice, video): served first where classes are scheduled.
+    RealTime,
+    /// Everything else.
+    #[default]
+    BestEffort,
+}
 
 /// Index of a flow in the scenario (stable, dense, starting at 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,6 +119,7 @@ pub struct Packet {
     pub size_bytes: u32,
     /// When the transport handed the packet to the network (for one-way delay).
     pub sent_at: crate::SimTime,
+    pub class: TrafficClass,
     pub transport: Transport,
     pub notes: Option<Box<Annotations>>,
 }
@@ -112,6 +143,7 @@ impl Packet {
             dst,
             size_bytes,
             sent_at: crate::SimTime::ZERO,
+            class: TrafficClass::RealTime,
             transport: Transport::Udp(UdpHeader { seq, payload_bytes: payload }),
             notes: None,
         }

@@ -480,6 +480,7 @@ fn packet(flow: u32, dir: Dir, src: Addr, dst: Addr, size: u32, now: SimTime, t:
         dst,
         size_bytes: size,
         sent_at: now,
+        class: xlayer_proto::TrafficClass::BestEffort,
         transport: t,
         notes: None,
     }

@@ -3,7 +3,7 @@
 //! margin adaptation against its residual-loss target. `-- --nocapture` prints the
 //! measured margins and slot-failure rates quoted in docs/reproductions/clamp.md.
 
-use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, Transport, UdpHeader};
+use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TrafficClass, Transport, UdpHeader};
 use xlayer_sim::engine::stream;
 use xlayer_sim::link::{DropCause, RadioLink, RadioOutput};
 use xlayer_sim::radio::downlink::{DownlinkConfig, SharedDownlink};
@@ -44,6 +44,7 @@ fn pkt(uid: u64, dst: u32, size: u32) -> Packet {
         dst: Addr(dst),
         size_bytes: size,
         sent_at: SimTime::ZERO,
+        class: TrafficClass::BestEffort,
         transport: Transport::Udp(UdpHeader { seq: uid, payload_bytes: size - 28 }),
         notes: None,
     }

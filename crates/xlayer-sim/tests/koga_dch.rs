@@ -3,7 +3,7 @@
 //! the WT hole give-up, one behaviour per test.
 
 use xlayer_proto::rlc::{BufferMode, LateSdus};
-use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TcpHeader, Transport, UdpHeader};
+use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TcpHeader, TrafficClass, Transport, UdpHeader};
 use xlayer_sim::link::{DropCause, RadioLink, RadioOutput};
 use xlayer_sim::radio::wcdma::{ClassParams, DchConfig, TtiErrors, WcdmaDch};
 
@@ -36,13 +36,14 @@ fn link(c: DchConfig, lost_ttis: &[u64]) -> WcdmaDch {
 }
 
 fn pkt(uid: u64, udp: bool, bytes: u32) -> Packet {
+    let class = if udp { TrafficClass::RealTime } else { TrafficClass::BestEffort };
     let transport = if udp {
         Transport::Udp(UdpHeader { seq: uid, payload_bytes: bytes - 28 })
     } else {
         Transport::Tcp(TcpHeader { seq: uid * 1460, ack: 0, window_bytes: 0, flags: 0, payload_bytes: bytes - 40 })
     };
     Packet { uid, flow: FlowId(0), dir: Dir::Forward, src: Addr(0), dst: Addr(MS_NODE), size_bytes: bytes,
-             sent_at: SimTime::ZERO, transport, notes: None }
+             sent_at: SimTime::ZERO, class, transport, notes: None }
 }
 
 #[derive(Debug, PartialEq)]

@@ -1,7 +1,9 @@
 //! Links: wired point-to-point directions with drop-tail queues, and the radio-link
 //! extension point.
 
+pub mod model;
 pub mod radio;
+pub mod trace;
 mod wired;
 
 pub use radio::{RadioDir, RadioLink, RadioMetrics, RadioOutput};

@@ -194,6 +194,7 @@ mod tests {
             dst: Addr(256),
             size_bytes: size,
             sent_at: SimTime::ZERO,
+            class: xlayer_proto::TrafficClass::BestEffort,
             transport: Transport::Tcp(TcpHeader {
                 seq,
                 ack,

@@ -1,0 +1,103 @@
+//! The one contract every link implements: wired directions, trace-driven directions,
+//! radio hops and whatever comes next. A link is a sans-IO model the world feeds
+//! packets and wake-ups, and polls for what came out of the far end.
+//!
+//! Call order, as the world drives it:
+//! - `enqueue(now, pkt, to)` hands a packet over together with the node(s) it is for;
+//!   the world then drains `poll_output` and re-reads `poll_timeout`.
+//! - When `now` reaches the deadline from `poll_timeout`, the world calls
+//!   `handle_timeout(now)`, re-reads `poll_timeout` (so a model that lands one packet
+//!   per wake-up has its next wake-up queued before that packet travels on), then
+//!   drains `poll_output`. A wake-up earlier than the deadline is harmless.
+//! - Equal instants: everything the model emits at one instant comes out in the order
+//!   the model pushed it; the world never reorders outputs.
+//!
+//! Group delivery: `NextHop::Many` asks the link to deliver one copy to each listed node
+//! (a point-to-multipoint radio bearer, say). The world counts the extra copies as
+//! replicated; the model must account for each copy as delivered, dropped or held.
+
+use super::DropCause;
+use crate::engine::Rng;
+use xlayer_proto::{Packet, SimTime};
+
+/// The node(s) a packet handed to a link is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextHop<'a> {
+    One(u32),
+    /// One copy to each of these nodes (a group packet on a shared medium).
+    Many(&'a [u32]),
+}
+
+impl NextHop<'_> {
+    /// How many copies the link is asked to deliver.
+    pub fn copies(&self) -> usize {
+        match self {
+            NextHop::One(_) => 1,
+            NextHop::Many(nodes) => nodes.len(),
+        }
+    }
+}
+
+/// What came out of a link.
+#[derive(Debug)]
+pub enum LinkOutput {
+    /// The packet reached node `node` now.
+    Delivered { pkt: Packet, node: u32 },
+    /// The packet left the network inside the link.
+    Dropped { pkt: Packet, cause: DropCause },
+}
+
+/// Counters a link reports for the link table and the time series.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinkMetrics {
+    /// Packets and bytes the link counts as transmitted: put on the line for wired
+    /// and trace links, delivered to receivers for radio links.
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Link-layer transmission units (radio blocks, PDUs), retransmissions included.
+    pub tx_units: u64,
+    /// Packets and bytes waiting in the link's buffers (not yet started).
+    pub queue_packets: u64,
+    pub queue_bytes: u64,
+    /// Nominal capacity, for utilization.
+    pub rate_bps: f64,
+}
+
+pub trait LinkModel: Send + Sync {
+    /// A packet for `to`. The model may drop it at once (reporting it through
+    /// `poll_output`).
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>);
+    /// Called at (or after) the deadline from `poll_timeout`; harmless if early.
+    fn handle_timeout(&mut self, now: SimTime);
+    fn poll_timeout(&self) -> Option<SimTime>;
+    /// Deliveries and drops, oldest first. The world drains this after every call.
+    fn poll_output(&mut self) -> Option<LinkOutput>;
+    /// Every packet still held inside (buffers, in the air, awaiting reassembly), for
+    /// the end-of-run conservation check.
+    fn for_each_held(&self, f: &mut dyn FnMut(&Packet));
+    /// Counters as of `now`.
+    fn metrics(&self, now: SimTime) -> LinkMetrics;
+    /// The packet the next wake-up concerns, if the model knows one (mixed into the
+    /// run's fingerprint; 0 when there is none).
+    fn next_packet_uid(&self) -> u64 {
+        0
+    }
+    /// The packet most recently put on the wire by `enqueue`, if that call put one on
+    /// it (for captures).
+    fn last_on_wire(&self) -> Option<&Packet> {
+        None
+    }
+    /// The run ends at `end`: work promised after it leaves the transmit counters.
+    fn close(&mut self, _end: SimTime) {}
+}
+
+/// What a link model gets when the world is built.
+pub struct LinkContext<'a> {
+    /// Index of this link's spec in the scenario (for error paths).
+    pub index: usize,
+    /// The nodes the link delivers to; the world passes node ids, the model may index
+    /// them.
+    pub receivers: &'a [u32],
+    /// Derive the model's random streams from this (one per named purpose).
+    pub stream: &'a dyn Fn(&str) -> Rng,
+}

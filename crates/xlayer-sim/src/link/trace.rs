@@ -1,0 +1,1 @@
+//! Trace-driven link directions in the Mahimahi format (in progress).
