@@ -4,7 +4,7 @@ use crate::app::App;
 use crate::stats::flow::quantile;
 use crate::stats::{FlowRow, LinkRow, RunReport};
 use crate::world::{ReceiverSide, SenderSide, World};
-use crate::link::DropCause;
+use crate::link::{DropCause, LinkModel};
 use xlayer_proto::{Dir, Packet, SimTime};
 
 /// Why a run could not produce a report.
@@ -44,19 +44,15 @@ impl World {
         }
         // In flight: waiting in a queue or propagating on a wire.
         let mut per_flow_in_flight = vec![0u64; self.flows.len()];
-        for l in &mut self.links {
-            l.close(self.end);
-        }
-        let on_links = self.links.iter().flat_map(|l| l.held());
         let mut count = |p: &Packet| {
             self.conservation.in_flight += 1;
             if p.dir == Dir::Forward {
                 per_flow_in_flight[p.flow.0 as usize] += 1;
             }
         };
-        on_links.for_each(&mut count);
-        for r in &self.radios {
-            r.model.for_each_held(&mut count);
+        for l in &mut self.links {
+            l.model.close(self.end);
+            l.model.for_each_held(&mut count);
         }
         let c = self.conservation;
         if !c.holds() {
@@ -70,46 +66,29 @@ impl World {
         let end = self.end;
         let links = self
             .links
-            .iter_mut()
+            .iter()
             .map(|l| {
-                let (link, direction) = l.name.split_once(':').unwrap_or((&l.name, ""));
+                let m = l.model.metrics(end);
                 LinkRow {
-                    link: link.to_string(),
-                    direction: direction.to_string(),
-                    rate_bps: l.rate_bps,
-                    tx_packets: l.tx_packets,
-                    tx_bytes: l.tx_bytes,
-                    utilization: l.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * duration),
-                    drops_queue_overflow: l.drops_queue,
-                    drops_channel: l.drops_channel,
-                    drops_arq_discard: 0,
-                    drops_reorder_timeout: 0,
-                    queue_packets_at_end: l.queue_packets(end) as u64,
-                }
-            })
-            .chain(self.radios.iter().map(|r| {
-                let m = r.model.metrics();
-                LinkRow {
-                    link: r.name.clone(),
-                    direction: "downlink".into(),
+                    link: l.link.clone(),
+                    direction: l.direction.clone(),
                     rate_bps: m.rate_bps as u64,
-                    tx_packets: m.delivered_packets,
-                    tx_bytes: m.delivered_bytes,
-                    utilization: m.delivered_bytes as f64 * 8.0 / (m.rate_bps * duration),
-                    drops_queue_overflow: r.drops[DropCause::QueueOverflow as usize],
-                    drops_channel: r.drops[DropCause::Channel as usize],
-                    drops_arq_discard: r.drops[DropCause::ArqDiscard as usize],
-                    drops_reorder_timeout: r.drops[DropCause::ReorderTimeout as usize],
+                    tx_packets: m.tx_packets,
+                    tx_bytes: m.tx_bytes,
+                    utilization: m.tx_bytes as f64 * 8.0 / (m.rate_bps * duration),
+                    drops_queue_overflow: l.drops[DropCause::QueueOverflow as usize],
+                    drops_channel: l.drops[DropCause::Channel as usize],
+                    drops_arq_discard: l.drops[DropCause::ArqDiscard as usize],
+                    drops_reorder_timeout: l.drops[DropCause::ReorderTimeout as usize],
                     queue_packets_at_end: m.queue_packets,
                 }
-            }))
+            })
             .collect();
         let entities = self
             .flows
             .iter()
             .map(|f| f.name.clone())
-            .chain(self.links.iter().map(|l| l.name.clone()))
-            .chain(self.radios.iter().map(|r| r.name.clone()))
+            .chain(self.links.iter().map(|l| l.entity.clone()))
             .collect();
         Ok(RunReport {
             flows,

@@ -6,19 +6,18 @@
 
 use crate::app::{App, CbrSource};
 use crate::engine::{EventQueue, Fingerprint};
-use crate::link::{DropCause, Enqueued, LinkDir, RadioDir, RadioOutput};
+use crate::link::{AnyLink, DropCause, LinkModel, LinkOutput, NextHop};
 use crate::stats::{Conservation, FlowStats, Metric, Series};
 use crate::trace::pcap::PcapWriter;
 use xlayer_proto::packet::{tcp_flags, IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 use xlayer_proto::agents::CrossLayerInfo;
 use xlayer_proto::tcp::{TcpReceiver, TcpSender};
-use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TcpHeader, Transport, UdpHeader};
+use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TcpHeader, TrafficClass, Transport, UdpHeader};
 
 pub(crate) enum Event {
-    /// The packet at the head of a link direction's wire reaches the far end.
-    Arrive { link: u32 },
-    /// A radio link asked to be woken (TTI or slot boundary, ARQ timer, ...).
-    RadioWake { radio: u32 },
+    /// A link asked to be woken (a packet reaches the far end, a TTI or slot boundary,
+    /// an ARQ timer, ...).
+    LinkWake { link: u32 },
     /// A flow endpoint asked to be woken (RTO, delayed ACK, next CBR packet).
     Wake { flow: u32, side: Side },
     Start { flow: u32 },
@@ -47,6 +46,7 @@ pub(crate) enum ReceiverSide {
 
 pub(crate) struct FlowRt {
     pub name: String,
+    pub class: TrafficClass,
     pub src: u32,
     pub dst: u32,
     pub app: App,
@@ -61,6 +61,27 @@ pub(crate) struct FlowRt {
 
 pub(crate) struct NodeRt {
     pub name: String,
+}
+
+/// A link as the world keeps it: the model and the world's bookkeeping around it.
+pub(crate) struct LinkRt {
+    /// Name in the link table and direction label ("a->b", "downlink").
+    pub link: String,
+    pub direction: String,
+    /// Name in the time series.
+    pub entity: String,
+    pub model: AnyLink,
+    /// Earliest wake-up already queued (`MAX`: none).
+    pub wake: SimTime,
+    /// How its wake-ups enter the fingerprint: `tag | component << 8`, with the tag and
+    /// the numbering within the link's family (wired: 1, radio: 8) that earlier
+    /// versions used, so fingerprints stay comparable.
+    pub fingerprint_id: u64,
+    /// Bytes delivered since the last time-series sample.
+    pub bytes_since_sample: u64,
+    pub drops: [u64; DropCause::COUNT],
+    /// Index of the capture this link writes to, if any.
+    pub capture: Option<usize>,
 }
 
 /// One event's identity, kept only by the determinism checker.
@@ -79,13 +100,11 @@ pub struct World {
     pub(crate) fingerprint: Fingerprint,
     pub(crate) events: u64,
     pub(crate) nodes: Vec<NodeRt>,
-    /// `routes[from * n + to]`: the hop to take from `from` towards `to`: a wired link
-    /// direction, or a radio link with `RADIO` set.
+    /// `routes[from * n + to]`: the link to take from `from` towards `to`.
     pub(crate) routes: Vec<u32>,
-    /// For radio hops, the receiver node that is the next hop (same indexing).
-    pub(crate) radio_next: Vec<u32>,
-    pub(crate) links: Vec<LinkDir>,
-    pub(crate) radios: Vec<RadioDir>,
+    /// The node that link delivers to next (same indexing).
+    pub(crate) next_node: Vec<u32>,
+    pub(crate) links: Vec<LinkRt>,
     pub(crate) flows: Vec<FlowRt>,
     pub(crate) captures: Vec<PcapWriter>,
     pub(crate) capture_error: Option<std::io::Error>,
@@ -100,8 +119,6 @@ pub struct World {
 }
 
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
-/// Marks a route entry that points into `radios`.
-pub(crate) const RADIO: u32 = 1 << 31;
 
 impl World {
     pub fn now(&self) -> SimTime {
@@ -135,7 +152,7 @@ impl World {
             self.events += 1;
             self.note(&ev);
             match ev {
-                Event::Arrive { link } => self.arrive(link),
+                Event::LinkWake { link } => self.wake_link(link),
                 Event::Wake { flow, side } => {
                     let f = &mut self.flows[flow as usize];
                     if f.wake[side as usize] == t {
@@ -145,14 +162,6 @@ impl World {
                         Side::Sender => self.drive_sender(flow),
                         Side::Receiver => self.drive_receiver(flow),
                     }
-                }
-                Event::RadioWake { radio } => {
-                    let r = &mut self.radios[radio as usize];
-                    if r.wake == t {
-                        r.wake = SimTime::MAX;
-                    }
-                    r.model.handle_timeout(t);
-                    self.drain_radio(radio);
                 }
                 Event::Start { flow } => self.start_flow(flow),
                 Event::Stop { flow } => self.stop_flow(flow),
@@ -164,15 +173,17 @@ impl World {
 
     fn note(&mut self, ev: &Event) {
         let (kind, tag, component, packet) = match ev {
-            Event::Arrive { link } => ("arrive", 1, *link, self.links[*link as usize].head_uid()),
-            Event::RadioWake { radio } => ("radio_wake", 8, *radio, 0),
-            Event::Wake { flow, side } => ("wake", 3 + *side as u64, *flow, 0),
-            Event::Start { flow } => ("start", 5, *flow, 0),
-            Event::Stop { flow } => ("stop", 6, *flow, 0),
+            Event::LinkWake { link } => {
+                let l = &self.links[*link as usize];
+                ("link_wake", l.fingerprint_id, *link, l.model.next_packet_uid())
+            }
+            Event::Wake { flow, side } => ("wake", 3 + *side as u64 | (*flow as u64) << 8, *flow, 0),
+            Event::Start { flow } => ("start", 5 | (*flow as u64) << 8, *flow, 0),
+            Event::Stop { flow } => ("stop", 6 | (*flow as u64) << 8, *flow, 0),
             Event::Sample => ("sample", 7, 0, 0),
         };
         self.fingerprint.mix(self.now.0);
-        self.fingerprint.mix(tag | (component as u64) << 8);
+        self.fingerprint.mix(tag);
         self.fingerprint.mix(packet);
         if let Some(d) = self.digests.as_mut() {
             d.push(EventDigest { time: self.now, kind, component, packet });
@@ -195,33 +206,58 @@ impl World {
         let hop = (node as usize) * self.nodes.len() + pkt.dst.0 as usize;
         let link = self.routes[hop];
         debug_assert_ne!(link, NO_ROUTE, "routes are checked when the world is built");
-        if link & RADIO != 0 {
-            let radio = link & !RADIO;
-            let next = self.radio_next[hop];
-            self.radios[radio as usize].model.enqueue(self.now, pkt, next);
-            return self.drain_radio(radio);
-        }
+        self.send_on(link, pkt, NextHop::One(self.next_node[hop]));
+    }
+
+    /// Hand a packet to a link, capture what it put on the wire, and take what came out.
+    fn send_on(&mut self, link: u32, pkt: Packet, to: NextHop<'_>) {
         let l = &mut self.links[link as usize];
-        match l.enqueue(self.now, pkt) {
-            Enqueued::Accepted(first_arrival) => {
-                if let Some(c) = l.capture {
-                    let pkt = l.last_accepted().expect("just accepted");
-                    if let Err(e) = self.captures[c].write(self.now, pkt) {
-                        self.capture_error.get_or_insert(e);
-                    }
+        l.model.enqueue(self.now, pkt, to);
+        if let (Some(c), Some(pkt)) = (l.capture, l.model.last_on_wire()) {
+            if let Err(e) = self.captures[c].write(self.now, pkt) {
+                self.capture_error.get_or_insert(e);
+            }
+        }
+        self.drain_link(link);
+        self.rearm_link(link);
+    }
+
+    /// A link's wake-up: its next wake-up is queued before what it lands travels on.
+    fn wake_link(&mut self, link: u32) {
+        let l = &mut self.links[link as usize];
+        if l.wake == self.now {
+            l.wake = SimTime::MAX;
+        }
+        l.model.handle_timeout(self.now);
+        self.rearm_link(link);
+        self.drain_link(link);
+        self.rearm_link(link);
+    }
+
+    /// Take everything a link produced.
+    fn drain_link(&mut self, link: u32) {
+        while let Some(out) = self.links[link as usize].model.poll_output() {
+            match out {
+                LinkOutput::Delivered { pkt, node } => {
+                    self.links[link as usize].bytes_since_sample += pkt.size_bytes as u64;
+                    self.arrive_at(node, pkt);
                 }
-                if let Some(at) = first_arrival {
-                    self.queue.push(at, Event::Arrive { link });
+                LinkOutput::Dropped { pkt, cause } => {
+                    self.links[link as usize].drops[cause as usize] += 1;
+                    self.drop(pkt, cause);
                 }
             }
-            Enqueued::Overflow(pkt) => self.drop(pkt, DropCause::QueueOverflow),
-            Enqueued::Lost(pkt) => {
-                if let Some(c) = l.capture {
-                    if let Err(e) = self.captures[c].write(self.now, &pkt) {
-                        self.capture_error.get_or_insert(e);
-                    }
-                }
-                self.drop(pkt, DropCause::Channel)
+        }
+    }
+
+    /// Make sure the link will be woken at its next deadline.
+    fn rearm_link(&mut self, link: u32) {
+        let l = &mut self.links[link as usize];
+        if let Some(d) = l.model.poll_timeout() {
+            let d = d.max(self.now);
+            if d < l.wake {
+                l.wake = d;
+                self.queue.push(d, Event::LinkWake { link });
             }
         }
     }
@@ -233,40 +269,6 @@ impl World {
             Dir::Forward => s.lost[cause as usize] += 1,
             Dir::Reverse => s.ack_lost += 1,
         }
-    }
-
-    /// Take everything a radio link produced, then make sure it will be woken.
-    fn drain_radio(&mut self, radio: u32) {
-        while let Some(out) = self.radios[radio as usize].model.poll_output() {
-            match out {
-                RadioOutput::Delivered { pkt, node } => {
-                    self.radios[radio as usize].bytes_since_sample += pkt.size_bytes as u64;
-                    self.arrive_at(node, pkt);
-                }
-                RadioOutput::Dropped { pkt, cause } => {
-                    self.radios[radio as usize].drops[cause as usize] += 1;
-                    self.drop(pkt, cause);
-                }
-            }
-        }
-        let r = &mut self.radios[radio as usize];
-        if let Some(d) = r.model.poll_timeout() {
-            let d = d.max(self.now);
-            if d < r.wake {
-                r.wake = d;
-                self.queue.push(d, Event::RadioWake { radio });
-            }
-        }
-    }
-
-    fn arrive(&mut self, link: u32) {
-        let l = &mut self.links[link as usize];
-        let (pkt, next) = l.land();
-        let node = l.to_node;
-        if let Some(at) = next {
-            self.queue.push(at, Event::Arrive { link });
-        }
-        self.arrive_at(node, pkt)
     }
 
     fn arrive_at(&mut self, node: u32, pkt: Packet) {
@@ -411,6 +413,7 @@ impl World {
     /// hot path does not allocate.
     fn send_all(&mut self, mut out: Vec<Packet>) {
         for mut pkt in out.drain(..) {
+            pkt.class = self.flows[pkt.flow.0 as usize].class;
             pkt.uid = self.next_uid;
             self.next_uid += 1;
             self.inject(pkt);
@@ -449,21 +452,12 @@ impl World {
         let base = self.flows.len() as u32;
         for (i, l) in self.links.iter_mut().enumerate() {
             let e = base + i as u32;
-            self.series.push(t, e, Metric::QueueBytes, l.queue_bytes(self.now) as f64);
-            self.series.push(t, e, Metric::QueuePackets, l.queue_packets(self.now) as f64);
+            let m = l.model.metrics(self.now);
+            self.series.push(t, e, Metric::QueueBytes, m.queue_bytes as f64);
+            self.series.push(t, e, Metric::QueuePackets, m.queue_packets as f64);
             let bps = l.bytes_since_sample as f64 * 8.0 / interval.as_secs_f64();
             self.series.push(t, e, Metric::ThroughputBps, bps);
             l.bytes_since_sample = 0;
-        }
-        let base = base + self.links.len() as u32;
-        for (i, r) in self.radios.iter_mut().enumerate() {
-            let e = base + i as u32;
-            let m = r.model.metrics();
-            self.series.push(t, e, Metric::QueueBytes, m.queue_bytes as f64);
-            self.series.push(t, e, Metric::QueuePackets, m.queue_packets as f64);
-            let bps = r.bytes_since_sample as f64 * 8.0 / interval.as_secs_f64();
-            self.series.push(t, e, Metric::ThroughputBps, bps);
-            r.bytes_since_sample = 0;
         }
         if self.now + interval <= self.end {
             self.queue.push(self.now + interval, Event::Sample);

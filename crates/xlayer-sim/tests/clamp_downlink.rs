@@ -5,9 +5,9 @@
 
 use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TrafficClass, Transport, UdpHeader};
 use xlayer_sim::engine::stream;
-use xlayer_sim::link::{DropCause, RadioLink, RadioOutput};
+use xlayer_sim::link::{DropCause, LinkModel, LinkOutput, NextHop};
 use xlayer_sim::radio::downlink::{DownlinkConfig, SharedDownlink};
-use xlayer_sim::scenario::radio::RadioContext;
+use xlayer_sim::link::LinkContext;
 use xlayer_sim::scenario::units::QueueLimit;
 
 fn config(fading: Option<(f64, usize)>, attempts: u32) -> DownlinkConfig {
@@ -32,7 +32,7 @@ fn config(fading: Option<(f64, usize)>, attempts: u32) -> DownlinkConfig {
 
 fn link(cfg: DownlinkConfig, receivers: &[u32], seed: u64) -> SharedDownlink {
     let f = move |p: &str| stream(seed, 0, &format!("radio:test:{p}"));
-    SharedDownlink::new(cfg, &RadioContext { index: 0, receivers, stream: &f })
+    SharedDownlink::new(cfg, &LinkContext { index: 0, receivers, stream: &f })
 }
 
 fn pkt(uid: u64, dst: u32, size: u32) -> Packet {
@@ -69,18 +69,18 @@ fn drive(l: &mut SharedDownlink, receivers: &[u32], end: SimTime, backlog: u64, 
         l.handle_timeout(now);
         while let Some(o) = l.poll_output() {
             match o {
-                RadioOutput::Delivered { pkt, node } => {
+                LinkOutput::Delivered { pkt, node } => {
                     if keep {
                         t.delivered.push((now, pkt, node));
                     }
                 }
-                RadioOutput::Dropped { pkt, cause } => t.dropped.push((pkt, cause)),
+                LinkOutput::Dropped { pkt, cause } => t.dropped.push((pkt, cause)),
             }
         }
         for (u, &r) in receivers.iter().enumerate() {
             while l.queue_bytes(u) < backlog {
                 uid += 1;
-                l.enqueue(now, pkt(uid, r, 1500), r);
+                l.enqueue(now, pkt(uid, r, 1500), NextHop::One(r));
             }
         }
     }
@@ -94,7 +94,7 @@ fn secs(s: u64) -> SimTime {
 fn fixed_channel_runs_at_cmax_and_packets_leave_when_their_last_bit_is_sent() {
     let mut l = link(config(None, 5), &[7], 1);
     for i in 0..100 {
-        l.enqueue(SimTime::ZERO, pkt(i, 7, 1500), 7);
+        l.enqueue(SimTime::ZERO, pkt(i, 7, 1500), NextHop::One(7));
     }
     let t = drive(&mut l, &[7], secs(1), 0, true);
     assert_eq!(t.delivered.len(), 100);
@@ -116,7 +116,7 @@ fn equal_fixed_rates_are_shared_slot_by_slot_and_idle_queues_get_no_slots() {
     let rx = [1, 2, 3];
     let mut l = link(config(None, 5), &rx, 1);
     for i in 0..300 {
-        l.enqueue(SimTime::ZERO, pkt(i, 1 + (i % 2) as u32, 1500), 1 + (i % 2) as u32);
+        l.enqueue(SimTime::ZERO, pkt(i, 1 + (i % 2) as u32, 1500), NextHop::One(1 + (i % 2) as u32));
     }
     drive(&mut l, &rx, SimTime::ZERO + SimDur::from_millis(150), 0, false);
     let (a, b, c) = (l.user_stats(0).attempts, l.user_stats(1).attempts, l.user_stats(2).attempts);
@@ -130,12 +130,12 @@ fn the_byte_limit_is_per_receiver_queue() {
     cfg.queue = QueueLimit::Bytes(4500);
     let mut l = link(cfg, &[1, 2], 1);
     for i in 0..4 {
-        l.enqueue(SimTime::ZERO, pkt(i, 1, 1500), 1);
-        l.enqueue(SimTime::ZERO, pkt(10 + i, 2, 1500), 2);
+        l.enqueue(SimTime::ZERO, pkt(i, 1, 1500), NextHop::One(1));
+        l.enqueue(SimTime::ZERO, pkt(10 + i, 2, 1500), NextHop::One(2));
     }
     let mut drops = vec![];
     while let Some(o) = l.poll_output() {
-        if let RadioOutput::Dropped { pkt, cause } = o {
+        if let LinkOutput::Dropped { pkt, cause } = o {
             drops.push((pkt.uid, cause));
         }
     }
@@ -151,7 +151,7 @@ fn clamp_price_is_eq_13_of_the_queue_average() {
     // Ten packets arrive at once: the average starts at the first Q(1) = 1500 B and
     // same-instant arrivals carry no weight, so q = 1500 < a and the price is 0.
     for i in 0..10 {
-        l.enqueue(SimTime::ZERO, pkt(i, 1, 1500), 1);
+        l.enqueue(SimTime::ZERO, pkt(i, 1, 1500), NextHop::One(1));
     }
     assert_eq!(l.clamp_average_queue(0), Some(1500.0));
     let t = drive(&mut l, &[1], SimTime::ZERO + SimDur::from_millis(50), 0, true);
@@ -161,7 +161,7 @@ fn clamp_price_is_eq_13_of_the_queue_average() {
     let mut now = SimTime::ZERO + SimDur::from_secs(1);
     for i in 0..40 {
         now += SimDur::from_micros(10);
-        l.enqueue(now, pkt(100 + i, 1, 1500), 1);
+        l.enqueue(now, pkt(100 + i, 1, 1500), NextHop::One(1));
     }
     let q = l.clamp_average_queue(0).unwrap();
     let expect = ((q - 5500.0) / 1.25e6).max(0.0);

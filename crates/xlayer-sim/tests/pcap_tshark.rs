@@ -69,6 +69,7 @@ fn pkt(uid: u64, flow: u32, dir: Dir, size: u32, transport: Transport) -> Packet
         dst,
         size_bytes: size,
         sent_at: SimTime::ZERO,
+        class: xlayer_proto::TrafficClass::BestEffort,
         transport,
         notes: None,
     }

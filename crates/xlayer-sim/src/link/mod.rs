@@ -1,13 +1,14 @@
-//! Links: wired point-to-point directions with drop-tail queues, and the radio-link
-//! extension point.
+//! Links: one contract (`LinkModel`) that wired directions, trace-driven directions and
+//! radio hops implement, and one enum (`AnyLink`) that the world dispatches on.
 
+mod any;
 pub mod model;
-pub mod radio;
 pub mod trace;
 mod wired;
 
-pub use radio::{RadioDir, RadioLink, RadioMetrics, RadioOutput};
-pub use wired::{Enqueued, LinkDir};
+pub use any::AnyLink;
+pub use model::{LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop};
+pub use wired::WiredDir;
 
 /// Why a packet left the network without being delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,6 +36,21 @@ impl NextHop<'_> {
             NextHop::Many(nodes) => nodes.len(),
         }
     }
+
+    /// Hand `f` one copy of `pkt` per node (for models that carry each receiver's copy
+    /// separately, such as per-receiver queues); the last node gets the original.
+    pub fn each_copy(self, pkt: Packet, mut f: impl FnMut(Packet, u32)) {
+        match self {
+            NextHop::One(node) => f(pkt, node),
+            NextHop::Many(nodes) => {
+                let Some((&last, rest)) = nodes.split_last() else { return };
+                for &node in rest {
+                    f(pkt.clone(), node);
+                }
+                f(pkt, last);
+            }
+        }
+    }
 }
 
 /// What came out of a link.

@@ -6,15 +6,17 @@
 //! after it finishes. So the link needs no "transmission done" events, and because it
 //! delivers in the order it accepts, accepted packets sit in one FIFO `pipe` and the
 //! event queue holds at most one arrival per link. The drop-tail decision counts the
-//! packets still waiting to start (`waiting`), as a real output queue would.
+//! packets still waiting to start (`waiting`), as a real output queue would. Each wake-up
+//! lands exactly one packet, the head of the pipe.
 
+use super::model::{LinkMetrics, LinkModel, LinkOutput, NextHop};
+use super::DropCause;
 use crate::channel::loss::LossProcess;
 use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
-pub struct LinkDir {
-    pub name: String,
+pub struct WiredDir {
     pub to_node: u32,
     pub rate_bps: u64,
     pub delay: SimDur,
@@ -31,28 +33,24 @@ pub struct LinkDir {
     last_serialization: (u32, SimDur),
     pub tx_packets: u64,
     pub tx_bytes: u64,
-    pub drops_queue: u64,
-    pub drops_channel: u64,
-    /// Bytes that arrived at the far end since the last time-series sample.
-    pub bytes_since_sample: u64,
-    /// Index of the capture this direction writes to, if any.
-    pub capture: Option<usize>,
+    /// Landed packets and drops, for `poll_output`.
+    out: VecDeque<LinkOutput>,
+    /// Where the packet the last `enqueue` put on the wire is, for captures.
+    last_wire: LastWire,
 }
 
-/// What happened to a packet handed to the link.
-pub enum Enqueued {
-    /// Accepted; schedule an arrival event at this time if `Some` (the pipe was empty).
-    Accepted(Option<SimTime>),
-    /// The queue was full (drop-tail).
-    Overflow(Packet),
-    /// Accepted, serialized, and lost on the wire.
-    Lost(Packet),
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LastWire {
+    None,
+    /// At the back of the pipe.
+    Pipe,
+    /// At the back of `out`, lost on the wire.
+    Lost,
 }
 
-impl LinkDir {
-    pub fn new(name: String, to_node: u32, rate_bps: u64, delay: SimDur, limit: QueueLimit) -> Self {
-        LinkDir {
-            name,
+impl WiredDir {
+    pub fn new(to_node: u32, rate_bps: u64, delay: SimDur, limit: QueueLimit) -> Self {
+        WiredDir {
             to_node,
             rate_bps,
             delay,
@@ -65,10 +63,8 @@ impl LinkDir {
             last_serialization: (0, SimDur::ZERO),
             tx_packets: 0,
             tx_bytes: 0,
-            drops_queue: 0,
-            drops_channel: 0,
-            bytes_since_sample: 0,
-            capture: None,
+            out: VecDeque::new(),
+            last_wire: LastWire::None,
         }
     }
 
@@ -83,27 +79,12 @@ impl LinkDir {
         }
     }
 
-    /// Packets in the output queue at `now` (not counting the one on the line).
-    pub fn queue_packets(&mut self, now: SimTime) -> usize {
-        self.settle(now);
-        self.waiting.len()
-    }
-    pub fn queue_bytes(&mut self, now: SimTime) -> u64 {
-        self.settle(now);
-        self.waiting_bytes
-    }
-
-    /// Packets accepted and not yet arrived.
-    pub fn held(&self) -> impl Iterator<Item = &Packet> {
-        self.pipe.iter().map(|(_, p)| p)
-    }
-
-    /// Line time already promised to packets that would start after `end`: they never
-    /// got on the line within the run, so they leave the transmit counters.
-    pub fn close(&mut self, end: SimTime) {
-        self.settle(end);
-        self.tx_packets -= self.waiting.len() as u64;
-        self.tx_bytes -= self.waiting_bytes;
+    /// Packets and bytes in the output queue at `now` (not counting the one on the
+    /// line): the waiting packets that have not started by then.
+    fn queue_at(&self, now: SimTime) -> (u64, u64) {
+        let started = self.waiting.partition_point(|&(start, _)| start <= now);
+        let done: u64 = self.waiting.iter().take(started).map(|&(_, b)| b as u64).sum();
+        ((self.waiting.len() - started) as u64, self.waiting_bytes - done)
     }
 
     fn fits(&self, bytes: u32) -> bool {
@@ -113,13 +94,13 @@ impl LinkDir {
         }
     }
 
-    pub fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Enqueued {
+    fn accept(&mut self, now: SimTime, pkt: Packet) -> LastWire {
         self.settle(now);
         let start = self.busy_until.max(now);
         if start > now {
             if !self.fits(pkt.size_bytes) {
-                self.drops_queue += 1;
-                return Enqueued::Overflow(pkt);
+                self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
+                return LastWire::None;
             }
             self.waiting.push_back((start, pkt.size_bytes));
             self.waiting_bytes += pkt.size_bytes as u64;
@@ -134,29 +115,72 @@ impl LinkDir {
         self.tx_bytes += pkt.size_bytes as u64;
         // The loss draw happens in acceptance order, which is transmission order.
         if self.loss.as_mut().is_some_and(|l| l.lose_next()) {
-            self.drops_channel += 1;
-            return Enqueued::Lost(pkt);
+            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::Channel });
+            return LastWire::Lost;
         }
-        let at = end + self.delay;
-        self.pipe.push_back((at, pkt));
-        Enqueued::Accepted((self.pipe.len() == 1).then_some(at))
+        self.pipe.push_back((end + self.delay, pkt));
+        LastWire::Pipe
+    }
+}
+
+impl LinkModel for WiredDir {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, _to: NextHop<'_>) {
+        self.last_wire = self.accept(now, pkt);
     }
 
-    /// The last packet accepted (for captures, right after `enqueue`).
-    pub fn last_accepted(&self) -> Option<&Packet> {
-        self.pipe.back().map(|(_, p)| p)
+    /// Lands the head of the pipe if it is due: one packet per wake-up.
+    fn handle_timeout(&mut self, now: SimTime) {
+        if self.pipe.front().is_some_and(|&(at, _)| at <= now) {
+            let (_, pkt) = self.pipe.pop_front().expect("checked");
+            self.out.push_back(LinkOutput::Delivered { pkt, node: self.to_node });
+        }
     }
 
-    /// The packet at the head of the pipe has arrived; returns it and the arrival time of
-    /// the next one, if any.
-    pub fn land(&mut self) -> (Packet, Option<SimTime>) {
-        let (_, pkt) = self.pipe.pop_front().expect("an arrival event implies a packet in the pipe");
-        self.bytes_since_sample += pkt.size_bytes as u64;
-        (pkt, self.pipe.front().map(|(t, _)| *t))
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.pipe.front().map(|&(at, _)| at)
     }
 
-    pub fn head_uid(&self) -> u64 {
+    fn poll_output(&mut self) -> Option<LinkOutput> {
+        self.out.pop_front()
+    }
+
+    fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
+        self.pipe.iter().for_each(|(_, p)| f(p));
+    }
+
+    fn metrics(&self, now: SimTime) -> LinkMetrics {
+        let (queue_packets, queue_bytes) = self.queue_at(now);
+        LinkMetrics {
+            tx_packets: self.tx_packets,
+            tx_bytes: self.tx_bytes,
+            tx_units: self.tx_packets,
+            queue_packets,
+            queue_bytes,
+            rate_bps: self.rate_bps as f64,
+        }
+    }
+
+    fn next_packet_uid(&self) -> u64 {
         self.pipe.front().map_or(0, |(_, p)| p.uid)
+    }
+
+    fn last_on_wire(&self) -> Option<&Packet> {
+        match self.last_wire {
+            LastWire::None => None,
+            LastWire::Pipe => self.pipe.back().map(|(_, p)| p),
+            LastWire::Lost => match self.out.back() {
+                Some(LinkOutput::Dropped { pkt, .. }) => Some(pkt),
+                _ => None,
+            },
+        }
+    }
+
+    /// Line time already promised to packets that would start after `end`: they never
+    /// got on the line within the run, so they leave the transmit counters.
+    fn close(&mut self, end: SimTime) {
+        self.settle(end);
+        self.tx_packets -= self.waiting.len() as u64;
+        self.tx_bytes -= self.waiting_bytes;
     }
 }
 
@@ -172,22 +196,33 @@ mod tests {
     #[test]
     fn departures_are_fifo_and_drop_tail_counts_only_waiting_packets() {
         // 1000 B at 8 Mb/s = 1 ms on the line, 10 ms propagation, 2 packets of queue.
-        let mut l = LinkDir::new("l".into(), 1, 8_000_000, SimDur::from_millis(10), QueueLimit::Packets(2));
+        let mut l = WiredDir::new(1, 8_000_000, SimDur::from_millis(10), QueueLimit::Packets(2));
         let t0 = SimTime::ZERO;
-        assert!(matches!(l.enqueue(t0, pkt(0, 1000)), Enqueued::Accepted(Some(t)) if t == SimTime(11_000_000)));
-        assert!(matches!(l.enqueue(t0, pkt(1, 1000)), Enqueued::Accepted(None)));
-        assert!(matches!(l.enqueue(t0, pkt(2, 1000)), Enqueued::Accepted(None)));
-        assert!(matches!(l.enqueue(t0, pkt(3, 1000)), Enqueued::Overflow(_)));
-        assert_eq!(l.queue_packets(t0), 2);
+        let to = NextHop::One(1);
+        for uid in 0..3 {
+            l.enqueue(t0, pkt(uid, 1000), to);
+            assert_eq!(l.last_on_wire().map(|p| p.uid), Some(uid));
+        }
+        assert_eq!(l.poll_timeout(), Some(SimTime(11_000_000)));
+        l.enqueue(t0, pkt(3, 1000), to);
+        assert!(l.last_on_wire().is_none());
+        assert!(matches!(l.poll_output(), Some(LinkOutput::Dropped { cause: DropCause::QueueOverflow, .. })));
+        assert_eq!(l.metrics(t0).queue_packets, 2);
         // At 1 ms packet 1 starts: one waits, so there is room again.
         let t1 = SimTime(1_000_000);
-        assert_eq!(l.queue_packets(t1), 1);
-        assert!(matches!(l.enqueue(t1, pkt(4, 1000)), Enqueued::Accepted(None)));
+        assert_eq!(l.metrics(t1).queue_packets, 1);
+        l.enqueue(t1, pkt(4, 1000), to);
+        assert!(l.poll_output().is_none());
         let arrivals: Vec<(SimTime, u64)> = l.pipe.iter().map(|(t, p)| (*t, p.uid)).collect();
         let ms = |m: u64| SimTime(m * 1_000_000);
         assert_eq!(arrivals, vec![(ms(11), 0), (ms(12), 1), (ms(13), 2), (ms(14), 4)]);
         // Closing at 2.5 ms: packets 2 (started at 2 ms) counts, packet 4 (3 ms) does not.
         l.close(SimTime(2_500_000));
         assert_eq!(l.tx_packets, 3);
+        // Wake-ups land one packet each, in order.
+        l.handle_timeout(ms(12));
+        assert!(matches!(l.poll_output(), Some(LinkOutput::Delivered { pkt, node: 1 }) if pkt.uid == 0));
+        assert!(l.poll_output().is_none());
+        assert_eq!(l.poll_timeout(), Some(ms(12)));
     }
 }

@@ -25,9 +25,8 @@ mod spec;
 
 pub use spec::{ClampApSpec, DownlinkSpec, FadingSpec};
 
-use crate::link::{DropCause, RadioLink, RadioMetrics, RadioOutput};
+use crate::link::{DropCause, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop};
 use crate::mac::pf::{self, PfUser};
-use crate::scenario::radio::RadioContext;
 use crate::scenario::units::QueueLimit;
 use ap::ClampAp;
 use margin::Margin;
@@ -106,13 +105,13 @@ pub struct SharedDownlink {
     current: Option<InAir>,
     /// Delivered, in the air: (arrival time, packet, receiver node), in time order.
     air: VecDeque<(SimTime, Packet, u32)>,
-    out: VecDeque<RadioOutput>,
-    metrics: RadioMetrics,
+    out: VecDeque<LinkOutput>,
+    metrics: LinkMetrics,
     stats: Vec<UserStats>,
 }
 
 impl SharedDownlink {
-    pub fn new(cfg: DownlinkConfig, ctx: &RadioContext<'_>) -> Self {
+    pub fn new(cfg: DownlinkConfig, ctx: &LinkContext<'_>) -> Self {
         let n = ctx.receivers.len();
         let slot_s = cfg.slot.as_secs_f64();
         let phy = Phy { slot_s, bandwidth_hz: cfg.bandwidth_hz, max_rate_bps: cfg.max_rate_bps, mean_snr: cfg.mean_snr };
@@ -146,7 +145,7 @@ impl SharedDownlink {
             current: None,
             air: VecDeque::new(),
             out: VecDeque::new(),
-            metrics: RadioMetrics { rate_bps: cfg.max_rate_bps, ..Default::default() },
+            metrics: LinkMetrics { rate_bps: cfg.max_rate_bps, ..Default::default() },
             stats: vec![UserStats::default(); n],
         };
         link.warm_up(warm_slots);
@@ -215,7 +214,7 @@ impl SharedDownlink {
         let (out, stats) = (&mut self.out, &mut self.stats[s.user]);
         self.queues[s.user].commit_drop(s.plan, |pkt| {
             stats.dropped_packets += 1;
-            out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+            out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
         });
         self.margins[s.user].on_outcome(0, s.plan.completes);
     }
@@ -268,9 +267,9 @@ impl SharedDownlink {
     fn land(&mut self, now: SimTime) {
         while self.air.front().is_some_and(|(at, _, _)| *at <= now) {
             let (_, pkt, node) = self.air.pop_front().expect("checked");
-            self.metrics.delivered_packets += 1;
-            self.metrics.delivered_bytes += u64::from(pkt.size_bytes);
-            self.out.push_back(RadioOutput::Delivered { pkt, node });
+            self.metrics.tx_packets += 1;
+            self.metrics.tx_bytes += u64::from(pkt.size_bytes);
+            self.out.push_back(LinkOutput::Delivered { pkt, node });
         }
     }
 
@@ -301,16 +300,13 @@ impl SharedDownlink {
     pub fn queue_bytes(&self, user: usize) -> u64 {
         self.queues[user].held_bytes()
     }
-}
 
-impl RadioLink for SharedDownlink {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, next_node: u32) {
-        self.run_slots(now);
+    fn enqueue_one(&mut self, now: SimTime, pkt: Packet, next_node: u32) {
         let user = self.receivers.iter().position(|&r| r == next_node).expect("the world routes only to receivers");
         let q = &mut self.queues[user];
         if !q.fits(self.limit, pkt.size_bytes) {
             self.stats[user].overflow_packets += 1;
-            self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
+            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return;
         }
         q.push(pkt);
@@ -318,6 +314,14 @@ impl RadioLink for SharedDownlink {
             // Q(n): the queue with the arriving packet in it (see ap.rs).
             aps[user].on_arrival(now, q.backlog_bytes(), *tc);
         }
+    }
+}
+
+impl LinkModel for SharedDownlink {
+    /// A group packet becomes one copy in each member's queue.
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
+        self.run_slots(now);
+        to.each_copy(pkt, |pkt, node| self.enqueue_one(now, pkt, node));
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
@@ -330,7 +334,7 @@ impl RadioLink for SharedDownlink {
         Some(self.air.front().map_or(next, |(at, _, _)| next.min(*at)))
     }
 
-    fn poll_output(&mut self) -> Option<RadioOutput> {
+    fn poll_output(&mut self) -> Option<LinkOutput> {
         self.out.pop_front()
     }
 
@@ -339,9 +343,9 @@ impl RadioLink for SharedDownlink {
         self.air.iter().for_each(|(_, p, _)| f(p));
     }
 
-    fn metrics(&self) -> RadioMetrics {
+    fn metrics(&self, _now: SimTime) -> LinkMetrics {
         let (packets, bytes) =
             self.queues.iter().fold((0, 0), |(n, b), q| (n + q.len() as u64, b + q.held_bytes()));
-        RadioMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
+        LinkMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
     }
 }

@@ -1,9 +1,10 @@
 //! The simplest radio hop: one drop-tail buffer shared by all receivers, served
 //! first-come first-served at a constant rate, then a fixed air delay. It is the
 //! baseline the scheduled and ARQ models are compared with, and the reference example
-//! of the `RadioLink` contract.
+//! of the `LinkModel` contract for radio hops. A group packet is sent once and reaches
+//! every listed receiver (a broadcast medium).
 
-use crate::link::{DropCause, RadioLink, RadioMetrics, RadioOutput};
+use crate::link::{DropCause, LinkMetrics, LinkModel, LinkOutput, NextHop};
 use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
@@ -12,14 +13,30 @@ pub struct FifoRadio {
     rate_bps: u64,
     delay: SimDur,
     limit: QueueLimit,
-    /// Waiting to be sent, with their next-hop receiver.
-    queue: VecDeque<(Packet, u32)>,
+    /// Waiting to be sent, with their receivers.
+    queue: VecDeque<(Packet, Receivers)>,
     queue_bytes: u64,
-    /// Sent, propagating: (arrival time, packet, receiver), in arrival order.
-    air: VecDeque<(SimTime, Packet, u32)>,
+    /// Sent, propagating: (arrival time, packet, receivers), in arrival order.
+    air: VecDeque<(SimTime, Packet, Receivers)>,
     busy_until: SimTime,
-    out: VecDeque<RadioOutput>,
-    metrics: RadioMetrics,
+    out: VecDeque<LinkOutput>,
+    metrics: LinkMetrics,
+}
+
+/// One receiver, or every member of a group the packet is for.
+#[derive(Clone, Debug)]
+enum Receivers {
+    One(u32),
+    Many(Box<[u32]>),
+}
+
+impl Receivers {
+    fn copies(&self) -> usize {
+        match self {
+            Receivers::One(_) => 1,
+            Receivers::Many(n) => n.len(),
+        }
+    }
 }
 
 impl FifoRadio {
@@ -33,7 +50,7 @@ impl FifoRadio {
             air: VecDeque::new(),
             busy_until: SimTime::ZERO,
             out: VecDeque::new(),
-            metrics: RadioMetrics { rate_bps: rate_bps as f64, ..Default::default() },
+            metrics: LinkMetrics { rate_bps: rate_bps as f64, ..Default::default() },
         }
     }
 
@@ -47,33 +64,52 @@ impl FifoRadio {
     /// Start every transmission that can start by `now`, and land what has arrived.
     fn advance(&mut self, now: SimTime) {
         while self.busy_until <= now {
-            let Some((pkt, node)) = self.queue.pop_front() else { break };
+            let Some((pkt, to)) = self.queue.pop_front() else { break };
             self.queue_bytes -= pkt.size_bytes as u64;
             let end = self.busy_until + SimDur::transmission(pkt.size_bytes as u64, self.rate_bps);
             self.busy_until = end;
             self.metrics.tx_units += 1;
-            self.air.push_back((end + self.delay, pkt, node));
+            self.air.push_back((end + self.delay, pkt, to));
         }
         while self.air.front().is_some_and(|(at, _, _)| *at <= now) {
-            let (_, pkt, node) = self.air.pop_front().expect("checked");
-            self.metrics.delivered_packets += 1;
-            self.metrics.delivered_bytes += pkt.size_bytes as u64;
-            self.out.push_back(RadioOutput::Delivered { pkt, node });
+            let (_, pkt, to) = self.air.pop_front().expect("checked");
+            match to {
+                Receivers::One(node) => self.land(pkt, node),
+                Receivers::Many(nodes) => {
+                    for &node in &nodes[1..] {
+                        self.land(pkt.clone(), node);
+                    }
+                    self.land(pkt, nodes[0]);
+                }
+            }
         }
+    }
+
+    fn land(&mut self, pkt: Packet, node: u32) {
+        self.metrics.tx_packets += 1;
+        self.metrics.tx_bytes += pkt.size_bytes as u64;
+        self.out.push_back(LinkOutput::Delivered { pkt, node });
     }
 }
 
-impl RadioLink for FifoRadio {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, next_node: u32) {
+impl LinkModel for FifoRadio {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
         if self.busy_until < now {
             self.busy_until = now; // the line was idle
         }
         if !self.fits(pkt.size_bytes) {
-            self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
+            for _ in 1..to.copies() {
+                self.out.push_back(LinkOutput::Dropped { pkt: pkt.clone(), cause: DropCause::QueueOverflow });
+            }
+            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return;
         }
+        let to = match to {
+            NextHop::One(node) => Receivers::One(node),
+            NextHop::Many(nodes) => Receivers::Many(nodes.into()),
+        };
         self.queue_bytes += pkt.size_bytes as u64;
-        self.queue.push_back((pkt, next_node));
+        self.queue.push_back((pkt, to));
         self.advance(now);
     }
 
@@ -90,16 +126,18 @@ impl RadioLink for FifoRadio {
         next_tx.into_iter().chain(next_arrival).min()
     }
 
-    fn poll_output(&mut self) -> Option<RadioOutput> {
+    fn poll_output(&mut self) -> Option<LinkOutput> {
         self.out.pop_front()
     }
 
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
-        self.queue.iter().for_each(|(p, _)| f(p));
-        self.air.iter().for_each(|(_, p, _)| f(p));
+        let queued = self.queue.iter().map(|(p, to)| (p, to));
+        for (p, to) in queued.chain(self.air.iter().map(|(_, p, to)| (p, to))) {
+            (0..to.copies()).for_each(|_| f(p));
+        }
     }
 
-    fn metrics(&self) -> RadioMetrics {
-        RadioMetrics { queue_packets: self.queue.len() as u64, queue_bytes: self.queue_bytes, ..self.metrics }
+    fn metrics(&self, _now: SimTime) -> LinkMetrics {
+        LinkMetrics { queue_packets: self.queue.len() as u64, queue_bytes: self.queue_bytes, ..self.metrics }
     }
 }

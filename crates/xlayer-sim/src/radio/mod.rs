@@ -1,4 +1,4 @@
-//! Radio hop models, each implementing `link::RadioLink`.
+//! Radio hop models, each implementing `link::LinkModel`.
 
 pub mod downlink;
 pub mod fifo;

@@ -5,16 +5,17 @@ use super::ScenarioError;
 use crate::app::{cbr_interval, App, CbrSource};
 use crate::channel::loss::{LossModel, LossProcess};
 use crate::engine::{stream, EventQueue, Fingerprint};
-use crate::link::{LinkDir, RadioDir};
+use crate::link::{AnyLink, DropCause, LinkContext, WiredDir};
 use crate::stats::{Conservation, FlowStats, Series};
+use crate::scenario::units::QueueLimit;
 use crate::trace::pcap::PcapWriter;
-use crate::world::{Event, FlowRt, NodeRt, ReceiverSide, SenderSide, World, NO_ROUTE, RADIO};
+use crate::world::{Event, FlowRt, LinkRt, NodeRt, ReceiverSide, SenderSide, World, NO_ROUTE};
 use std::collections::VecDeque;
 use std::path::Path;
 use xlayer_proto::agents::{FixedWindow, KogaAgent, KogaConfig, WindowAgent};
 use xlayer_proto::agents::{ClampAgent, ClampConfig};
 use xlayer_proto::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use xlayer_proto::{SimDur, SimTime};
+use xlayer_proto::{SimDur, SimTime, TrafficClass};
 
 /// Build the world for replication (`seed`, `run`). With `pcap_dir`, links listed in
 /// `output.pcap_links` (all links if the list is empty) are captured to
@@ -22,7 +23,9 @@ use xlayer_proto::{SimDur, SimTime};
 pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Result<World, ScenarioError> {
     s.validate()?;
     let index = |name: &str| s.nodes.iter().position(|n| n.name == name).expect("validated") as u32;
-    let mut links = Vec::with_capacity(2 * s.links.len());
+    let mut links = Vec::with_capacity(2 * s.links.len() + s.radios.len());
+    let mut edges = Vec::with_capacity(links.capacity());
+    let mut wired = 0;
     let mut captures = Vec::new();
     for l in &s.links {
         let name = l.resolved_name();
@@ -41,45 +44,44 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
             (&l.a, &l.b, l.loss_direction != LossDirection::BToA),
             (&l.b, &l.a, l.loss_direction != LossDirection::AToB),
         ] {
-            let dir_name = format!("{name}:{from}->{to}");
-            let mut d = LinkDir::new(dir_name.clone(), index(to), l.rate.0, l.delay.0, l.queue);
-            d.capture = capture;
+            let direction = format!("{from}->{to}");
+            let mut d = WiredDir::new(index(to), l.rate.0, l.delay.0, l.queue);
             if dir_ok {
                 d.loss = l.loss.as_ref().map(|spec| {
-                    LossProcess::new(loss_model(spec), stream(seed, run, &format!("loss:{dir_name}")))
+                    LossProcess::new(loss_model(spec), stream(seed, run, &format!("loss:{name}:{direction}")))
                 });
             }
-            links.push((index(from), d));
+            edges.push(Edge { from: index(from), to: index(to), hop: links.len() as u32 });
+            let mut rt = link_rt(&name, direction, AnyLink::Wired(d), WIRED_TAG, wired);
+            rt.capture = capture;
+            links.push(rt);
+            wired += 1;
         }
     }
-    let mut radios = Vec::with_capacity(s.radios.len());
+    let mut radio_links = Vec::with_capacity(s.radios.len());
     for (i, r) in s.radios.iter().enumerate() {
         let from = index(&r.from);
         let receivers: Vec<u32> = r.to.iter().map(|n| index(n)).collect();
         for (&rx, rx_name) in receivers.iter().zip(&r.to) {
-            let up = format!("{}:{}->{}", r.name, rx_name, r.from);
-            let limit = crate::scenario::units::QueueLimit::Packets(1000);
-            links.push((rx, LinkDir::new(up, from, r.uplink_rate.0, r.uplink_delay.0, limit)));
+            let direction = format!("{}->{}", rx_name, r.from);
+            let limit = r.uplink_queue.unwrap_or(QueueLimit::Packets(1000));
+            let up = WiredDir::new(from, r.uplink_rate.0, r.uplink_delay.0, limit);
+            edges.push(Edge { from: rx, to: from, hop: links.len() as u32 });
+            links.push(link_rt(&r.name, direction, AnyLink::Wired(up), WIRED_TAG, wired));
+            wired += 1;
         }
         let stream = |purpose: &str| stream(seed, run, &format!("radio:{}:{purpose}", r.name));
-        let ctx = super::radio::RadioContext { index: i, receivers: &receivers, stream: &stream };
-        radios.push(RadioDir {
-            name: r.name.clone(),
-            from_node: from,
-            model: r.model.build(&ctx),
-            receivers,
-            wake: SimTime::MAX,
-            bytes_since_sample: 0,
-            drops: [0; crate::link::DropCause::COUNT],
-        });
+        let ctx = LinkContext { index: i, receivers: &receivers, stream: &stream };
+        let mut rt = link_rt(&r.name, "downlink".into(), r.model.build(&ctx), RADIO_TAG, i as u32);
+        rt.entity = r.name.clone();
+        radio_links.push((rt, from, receivers));
     }
-    let mut edges: Vec<Edge> =
-        links.iter().enumerate().map(|(i, (from, d))| Edge { from: *from, to: d.to_node, hop: i as u32 }).collect();
-    for (i, r) in radios.iter().enumerate() {
-        edges.extend(r.receivers.iter().map(|&to| Edge { from: r.from_node, to, hop: RADIO | i as u32 }));
+    for (rt, from, receivers) in radio_links {
+        let hop = links.len() as u32;
+        edges.extend(receivers.iter().map(|&to| Edge { from, to, hop }));
+        links.push(rt);
     }
-    let (routes, radio_next) = shortest_paths(s.nodes.len(), &edges);
-    let links: Vec<LinkDir> = links.into_iter().map(|(_, d)| d).collect();
+    let (routes, next_node) = shortest_paths(s.nodes.len(), &edges);
 
     let end = SimTime::ZERO + s.simulation.duration.0;
     let mut queue = EventQueue::default();
@@ -95,8 +97,13 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         let start = SimTime::ZERO + f.start.map_or(SimDur::ZERO, |d| d.0);
         let stop = f.stop.map_or(SimTime::MAX, |d| SimTime::ZERO + d.0);
         let (app, sender, receiver) = endpoints(f, start, stop);
+        let class = match (f.class, &f.app) {
+            (Some(ClassSpec::Realtime), _) | (None, AppSpec::Cbr { .. }) => TrafficClass::RealTime,
+            _ => TrafficClass::BestEffort,
+        };
         flows.push(FlowRt {
             name: f.resolved_name(i),
+            class,
             src,
             dst,
             app,
@@ -132,9 +139,8 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         events: 0,
         nodes: s.nodes.iter().map(|n| NodeRt { name: n.name.clone() }).collect(),
         routes,
-        radio_next,
+        next_node,
         links,
-        radios,
         flows,
         captures,
         capture_error: None,
@@ -147,6 +153,24 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         scenario_hash: s.hash(),
         outbox: Vec::new(),
     })
+}
+
+/// Fingerprint tags of link wake-ups, by family (see `LinkRt::fingerprint_id`).
+const WIRED_TAG: u64 = 1;
+const RADIO_TAG: u64 = 8;
+
+fn link_rt(link: &str, direction: String, model: AnyLink, tag: u64, component: u32) -> LinkRt {
+    LinkRt {
+        entity: format!("{link}:{direction}"),
+        link: link.to_string(),
+        direction,
+        model,
+        wake: SimTime::MAX,
+        fingerprint_id: tag | (component as u64) << 8,
+        bytes_since_sample: 0,
+        drops: [0; DropCause::COUNT],
+        capture: None,
+    }
 }
 
 fn loss_model(spec: &LossSpec) -> LossModel {

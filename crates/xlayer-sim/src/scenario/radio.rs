@@ -4,8 +4,7 @@
 
 use super::units::{Duration, QueueLimit, Rate};
 use super::ScenarioError;
-use crate::engine::Rng;
-use crate::link::RadioLink;
+use crate::link::{AnyLink, LinkContext};
 use crate::radio::fifo::FifoRadio;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,6 +22,9 @@ pub struct RadioSpec {
     pub uplink_rate: Rate,
     /// One-way delay of the uplink. Required.
     pub uplink_delay: Duration,
+    /// Drop-tail queue of each receiver's uplink, in packets or bytes. Default: "1000pkt".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uplink_queue: Option<QueueLimit>,
     /// The downlink model. Required.
     pub model: RadioModel,
 }
@@ -53,16 +55,6 @@ fn default_limit() -> QueueLimit {
     QueueLimit::Packets(1000)
 }
 
-/// What a model gets when the world is built.
-pub struct RadioContext<'a> {
-    /// Index of this radio in the scenario (for error paths).
-    pub index: usize,
-    /// Number of receivers; the world passes node ids, the model may index them.
-    pub receivers: &'a [u32],
-    /// Derive the model's random streams from this (one per named purpose).
-    pub stream: &'a dyn Fn(&str) -> Rng,
-}
-
 impl RadioModel {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         match self {
@@ -77,11 +69,11 @@ impl RadioModel {
         }
     }
 
-    pub fn build(&self, _ctx: &RadioContext<'_>) -> Box<dyn RadioLink> {
+    pub fn build(&self, ctx: &LinkContext<'_>) -> AnyLink {
         match self {
-            RadioModel::Fifo { rate, delay, queue } => Box::new(FifoRadio::new(rate.0, delay.0, *queue)),
-            RadioModel::WcdmaDch(spec) => spec.build(_ctx),
-            RadioModel::SharedDownlink(spec) => spec.build(_ctx),
+            RadioModel::Fifo { rate, delay, queue } => AnyLink::Fifo(FifoRadio::new(rate.0, delay.0, *queue)),
+            RadioModel::WcdmaDch(spec) => spec.build(ctx),
+            RadioModel::SharedDownlink(spec) => spec.build(ctx),
         }
     }
 }

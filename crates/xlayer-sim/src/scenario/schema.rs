@@ -190,6 +190,18 @@ pub struct FlowSpec {
     /// TCP parameters (only for protocol = "tcp"). Default: see each field.
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
+    /// Service class asked of link layers that schedule by class (the W-CDMA L2
+    /// priority scheduler): "realtime" or "best_effort". Default: "realtime" for CBR
+    /// applications, "best_effort" otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<ClassSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassSpec {
+    Realtime,
+    BestEffort,
 }
 
 /// The application on a flow.

@@ -3,8 +3,7 @@
 
 use super::{DownlinkConfig, SharedDownlink};
 use crate::channel::fading::JakesPath;
-use crate::link::RadioLink;
-use crate::scenario::radio::RadioContext;
+use crate::link::{AnyLink, LinkContext};
 use crate::scenario::units::{Bytes, Duration, QueueLimit, Rate};
 use crate::scenario::ScenarioError;
 use schemars::JsonSchema;
@@ -183,8 +182,8 @@ impl DownlinkSpec {
         Ok(())
     }
 
-    pub fn build(&self, ctx: &RadioContext<'_>) -> Box<dyn RadioLink> {
-        Box::new(SharedDownlink::new(self.config(), ctx))
+    pub fn build(&self, ctx: &LinkContext<'_>) -> AnyLink {
+        AnyLink::SharedDownlink(Box::new(SharedDownlink::new(self.config(), ctx)))
     }
 
     pub fn config(&self) -> DownlinkConfig {
@@ -213,7 +212,7 @@ impl DownlinkSpec {
 
 /// One Jakes process per receiver, each from its own named stream (adding a receiver
 /// does not change the others' channels).
-pub(crate) fn jakes_paths(doppler_hz: f64, generators: usize, n: usize, ctx: &RadioContext<'_>) -> Vec<JakesPath> {
+pub(crate) fn jakes_paths(doppler_hz: f64, generators: usize, n: usize, ctx: &LinkContext<'_>) -> Vec<JakesPath> {
     (0..n)
         .map(|j| {
             let mut rng = (ctx.stream)(&format!("fading:{j}"));

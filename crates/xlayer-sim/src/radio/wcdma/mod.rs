@@ -24,10 +24,10 @@ pub mod spec;
 pub use channel::TtiErrors;
 pub use spec::DchSpec;
 
-use crate::link::{DropCause, RadioLink, RadioMetrics, RadioOutput};
+use crate::link::{DropCause, LinkMetrics, LinkModel, LinkOutput, NextHop};
 use std::collections::VecDeque;
 use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, RxEvent, StatusOutcome};
-use xlayer_proto::{Packet, SimDur, SimTime, Transport};
+use xlayer_proto::{Packet, SimDur, SimTime, TrafficClass};
 
 /// Settings of one traffic class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,12 +119,12 @@ pub struct WcdmaDch {
     rate_bps: f64,
     mobiles: Vec<Mobile>,
     store: SduStore,
-    out: VecDeque<RadioOutput>,
+    out: VecDeque<LinkOutput>,
     /// Index of the next TTI boundary not yet served, and the time up to which
     /// everything has been processed (boundaries are never served in the past).
     next_tti: u64,
     clock: SimTime,
-    metrics: RadioMetrics,
+    metrics: LinkMetrics,
 }
 
 impl WcdmaDch {
@@ -157,7 +157,7 @@ impl WcdmaDch {
             out: VecDeque::new(),
             next_tti: 0,
             clock: SimTime::ZERO,
-            metrics: RadioMetrics { rate_bps, ..Default::default() },
+            metrics: LinkMetrics { rate_bps, ..Default::default() },
         }
     }
 
@@ -286,7 +286,7 @@ impl WcdmaDch {
             let outcome = mob.entities[e as usize].tx.on_status(pdu.sn, !tti.lost);
             if let Some(StatusOutcome::Discarded(id)) = outcome {
                 if let Some(pkt) = self.store.take(id) {
-                    self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+                    self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
                 }
             }
         }
@@ -304,40 +304,47 @@ impl WcdmaDch {
                         notes.l2_link_delay_s = Some(self.cfg.delay.as_secs_f64());
                         notes.l2_retransmissions = Some(u32::from(retransmissions));
                     }
-                    self.metrics.delivered_packets += 1;
-                    self.metrics.delivered_bytes += u64::from(pkt.size_bytes);
-                    self.out.push_back(RadioOutput::Delivered { pkt, node });
+                    self.metrics.tx_packets += 1;
+                    self.metrics.tx_bytes += u64::from(pkt.size_bytes);
+                    self.out.push_back(LinkOutput::Delivered { pkt, node });
                 }
                 RxEvent::Drop { sdu, .. } => {
                     if let Some(pkt) = self.store.take(sdu) {
-                        self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::ReorderTimeout });
+                        self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ReorderTimeout });
                     }
                 }
             }
         }
     }
 
+    /// The entity and settings of a packet's traffic class (real-time traffic is the
+    /// paper's UDP class, everything else its TCP class).
     fn class_of(&self, pkt: &Packet) -> (usize, ClassParams) {
-        match pkt.transport {
-            Transport::Udp(_) => (0, self.cfg.udp),
-            Transport::Tcp(_) => (usize::from(self.cfg.priority), self.cfg.tcp),
+        match pkt.class {
+            TrafficClass::RealTime => (0, self.cfg.udp),
+            TrafficClass::BestEffort => (usize::from(self.cfg.priority), self.cfg.tcp),
         }
     }
-}
 
-impl RadioLink for WcdmaDch {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, next_node: u32) {
-        // What is due at `now` itself (a TTI boundary) waits for the wake-up, so every
-        // packet arriving at that instant before it makes the TTI.
-        self.advance(now, false);
+    fn enqueue_one(&mut self, pkt: Packet, next_node: u32) {
         let m = self.mobiles.iter().position(|m| m.node == next_node).expect("next hop is one of this link's mobiles");
         let (e, class) = self.class_of(&pkt);
         let bytes = pkt.size_bytes;
         let id = self.store.insert(pkt);
         if !self.mobiles[m].entities[e].tx.offer(id, bytes, class.max_retx) {
             let pkt = self.store.take(id).expect("just stored");
-            self.out.push_back(RadioOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
+            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
         }
+    }
+}
+
+impl LinkModel for WcdmaDch {
+    /// A group packet becomes one copy on each member's dedicated channel.
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
+        // What is due at `now` itself (a TTI boundary) waits for the wake-up, so every
+        // packet arriving at that instant before it makes the TTI.
+        self.advance(now, false);
+        to.each_copy(pkt, |pkt, node| self.enqueue_one(pkt, node));
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
@@ -348,7 +355,7 @@ impl RadioLink for WcdmaDch {
         self.next_due()
     }
 
-    fn poll_output(&mut self) -> Option<RadioOutput> {
+    fn poll_output(&mut self) -> Option<LinkOutput> {
         self.out.pop_front()
     }
 
@@ -356,12 +363,12 @@ impl RadioLink for WcdmaDch {
         self.store.slots.iter().flatten().for_each(f);
     }
 
-    fn metrics(&self) -> RadioMetrics {
+    fn metrics(&self, _now: SimTime) -> LinkMetrics {
         let (mut packets, mut bytes) = (0, 0);
         for e in self.mobiles.iter().flat_map(|m| &m.entities) {
             packets += u64::from(e.tx.buffered_sdus());
             bytes += e.tx.buffered_bytes();
         }
-        RadioMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
+        LinkMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
     }
 }

@@ -7,8 +7,7 @@ use super::channel::TtiErrors;
 use super::{ClassParams, DchConfig, WcdmaDch};
 use crate::channel::fading::{FrameErrors, SnrSampling};
 use crate::channel::loss::{LossModel, LossProcess};
-use crate::link::RadioLink;
-use crate::scenario::radio::RadioContext;
+use crate::link::{AnyLink, LinkContext};
 use crate::scenario::units::{Bytes, Duration};
 use crate::scenario::ScenarioError;
 use schemars::JsonSchema;
@@ -330,7 +329,7 @@ impl DchSpec {
         }
     }
 
-    pub fn build(&self, ctx: &RadioContext<'_>) -> Box<dyn RadioLink> {
+    pub fn build(&self, ctx: &LinkContext<'_>) -> AnyLink {
         let tti_s = self.tti.0.as_secs_f64();
         let channels = (0..ctx.receivers.len())
             .map(|i| {
@@ -353,6 +352,6 @@ impl DchSpec {
                 }
             })
             .collect();
-        Box::new(WcdmaDch::new(self.config(), ctx.receivers, channels))
+        AnyLink::Wcdma(Box::new(WcdmaDch::new(self.config(), ctx.receivers, channels)))
     }
 }
