@@ -2,13 +2,18 @@
 //!
 //! A protocol is handed `now` and its inputs, and is polled for what it wants to send
 //! and when it next wants to be woken. It never depends on the simulator
-//! (`xlayer-sim`); the engine is one driver of it.
+//! (`xlayer-sim`); the engine is one driver of it. Every transport endpoint implements
+//! [`Endpoint`]; [`testing::Pair`] drives two of them over a toy link.
 
 pub mod agents;
+pub mod app;
+pub mod endpoint;
 pub mod packet;
 pub mod rlc;
 pub mod tcp;
+pub mod testing;
 pub mod time;
 
+pub use endpoint::{AppCommand, Endpoint, Transmit};
 pub use packet::{Addr, Annotations, Dir, FlowId, Packet, TcpHeader, TrafficClass, Transport, UdpHeader};
 pub use time::{SimDur, SimTime};

@@ -8,6 +8,9 @@
 //! call `poll_transmit(now)` until it returns `None`, then read `poll_timeout()` and make
 //! sure `handle_timeout(now)` is called once `now >= deadline`. Calling `handle_timeout`
 //! early or spuriously is harmless.
+//!
+//! [`TcpSource`] and [`TcpSink`] wrap the two machines (with their applications) as
+//! [`Endpoint`]s: they build whole packets' headers and sizes.
 
 mod receiver;
 mod rtt;
@@ -17,7 +20,10 @@ pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
 pub use sender::{SenderStats, TcpSender};
 
-use crate::time::SimDur;
+use crate::agents::{CrossLayerInfo, WindowAgent};
+use crate::endpoint::{AppCommand, Endpoint, Transmit};
+use crate::packet::{tcp_flags, Dir, Packet, TcpHeader, Transport, IPV4_HEADER_BYTES, TCP_HEADER_BYTES};
+use crate::time::{SimDur, SimTime};
 
 /// Parameters of one TCP connection (both ends). Defaults follow RFC 5681/6298 with the
 /// Linux/ns-2 200 ms minimum RTO (protocol-notes §1.4).
@@ -70,4 +76,152 @@ pub struct Segment {
     pub seq: u64,
     pub payload_bytes: u32,
     pub retransmission: bool,
+}
+
+// --- endpoints ------------------------------------------------------------------------
+
+/// The sending endpoint of a TCP flow: a [`TcpSender`] fed by a bulk application (always
+/// has data) or a file application (a fixed number of bytes).
+///
+/// `Start` makes the application's bytes available, `Stop` closes the stream (bytes
+/// already sent are still recovered). ACKs arrive as reverse-direction TCP packets.
+#[derive(Clone, Debug)]
+pub struct TcpSource {
+    tcp: TcpSender,
+    /// Bytes offered on `Start` (`u64::MAX`: bulk).
+    app_bytes: u64,
+}
+
+impl TcpSource {
+    /// `app_bytes`: the file size, or `None` for a bulk (greedy) application.
+    pub fn new(cfg: &TcpConfig, app_bytes: Option<u64>) -> Self {
+        TcpSource {
+            tcp: TcpSender::new(cfg),
+            app_bytes: app_bytes.unwrap_or(u64::MAX),
+        }
+    }
+
+    pub fn sender(&self) -> &TcpSender {
+        &self.tcp
+    }
+
+    pub fn sender_mut(&mut self) -> &mut TcpSender {
+        &mut self.tcp
+    }
+}
+
+impl Endpoint for TcpSource {
+    fn handle_packet(&mut self, now: SimTime, pkt: &Packet) {
+        if let (Dir::Reverse, Transport::Tcp(h)) = (pkt.dir, &pkt.transport) {
+            self.tcp.handle_ack(now, h);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        self.tcp.handle_timeout(now);
+    }
+
+    /// A data segment with its full header: ACK|PSH, a fixed 65535-byte window (the
+    /// reverse direction carries no data, so the value is never used).
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
+        let seg = self.tcp.poll_transmit(now)?;
+        let h = TcpHeader {
+            seq: seg.seq,
+            ack: 0,
+            window_bytes: 65535,
+            flags: tcp_flags::ACK | tcp_flags::PSH,
+            payload_bytes: seg.payload_bytes,
+        };
+        let size_bytes = seg.payload_bytes + IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
+        Some(Transmit {
+            size_bytes,
+            transport: Transport::Tcp(h),
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.tcp.poll_timeout()
+    }
+
+    fn command(&mut self, _now: SimTime, cmd: AppCommand) {
+        match cmd {
+            AppCommand::Start => self.tcp.supply(self.app_bytes),
+            AppCommand::Stop => self.tcp.close(),
+        }
+    }
+
+    fn counters(&self, f: &mut dyn FnMut(&'static str, u64)) {
+        let st = self.tcp.stats();
+        f("retransmissions", st.retransmissions);
+        f("timeouts", st.timeouts);
+        f("fast_retransmits", st.fast_retransmits);
+    }
+
+    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
+        let s = &self.tcp;
+        f("cwnd_bytes", s.cwnd_bytes() as f64);
+        f("ssthresh_bytes", s.ssthresh_bytes().min(1 << 53) as f64);
+        f("rwnd_bytes", s.rwnd_bytes() as f64);
+        f("srtt_s", s.srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
+        f("rto_s", s.rto().as_secs_f64());
+        f("bytes_in_flight", s.bytes_in_flight() as f64);
+    }
+}
+
+/// The receiving endpoint of a TCP flow: a [`TcpReceiver`] whose application reads
+/// every in-order byte at once. Data arrives as forward-direction TCP packets; ACKs go
+/// out as header-only packets. Application commands are ignored.
+#[derive(Debug)]
+pub struct TcpSink {
+    tcp: TcpReceiver,
+}
+
+impl TcpSink {
+    pub fn new(cfg: &TcpConfig, agent: Option<Box<dyn WindowAgent>>) -> Self {
+        TcpSink {
+            tcp: TcpReceiver::new(cfg, agent),
+        }
+    }
+
+    pub fn receiver(&self) -> &TcpReceiver {
+        &self.tcp
+    }
+
+    pub fn receiver_mut(&mut self) -> &mut TcpReceiver {
+        &mut self.tcp
+    }
+}
+
+impl Endpoint for TcpSink {
+    fn handle_packet(&mut self, now: SimTime, pkt: &Packet) {
+        if let (Dir::Forward, Transport::Tcp(h)) = (pkt.dir, &pkt.transport) {
+            self.tcp.handle_segment(now, h, pkt.notes.as_deref(), pkt.size_bytes);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        self.tcp.handle_timeout(now);
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
+        let h = self.tcp.poll_transmit(now)?;
+        Some(Transmit {
+            size_bytes: IPV4_HEADER_BYTES + TCP_HEADER_BYTES,
+            transport: Transport::Tcp(h),
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.tcp.poll_timeout()
+    }
+
+    fn command(&mut self, _now: SimTime, _cmd: AppCommand) {}
+
+    fn cross_layer(&mut self, now: SimTime, info: &CrossLayerInfo) {
+        self.tcp.cross_layer(now, info);
+    }
+
+    fn app_delivered_bytes(&self) -> u64 {
+        self.tcp.delivered_bytes()
+    }
 }
