@@ -58,7 +58,7 @@ use crate::time::SimTime;
 /// Each [`Transmit`] carries the complete transport header and the size of the IP packet
 /// (headers included). The driver adds only identity and bookkeeping: packet uid, flow,
 /// direction, addresses, traffic class, and the send time (`sent_at = now`).
-pub trait Endpoint: Send {
+pub trait Endpoint: Send + Sync {
     /// A packet addressed to this endpoint arrived (whole packet: headers, annotations,
     /// size). Packets of the wrong protocol or direction are ignored.
     fn handle_packet(&mut self, now: SimTime, pkt: &Packet);

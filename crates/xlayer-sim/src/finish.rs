@@ -1,10 +1,9 @@
 //! End of a run: account for every packet and turn the world's counters into rows.
 
-use crate::app::App;
+use crate::link::LinkModel;
 use crate::stats::flow::quantile;
-use crate::stats::{FlowRow, LinkRow, RunReport};
-use crate::world::{ReceiverSide, SenderSide, World};
-use crate::link::{DropCause, LinkModel};
+use crate::stats::{FlowRow, FlowStats, LinkRow, RunReport};
+use crate::world::World;
 use xlayer_proto::{Dir, Packet, SimTime};
 
 /// Why a run could not produce a report.
@@ -57,11 +56,14 @@ impl World {
         let c = self.conservation;
         if !c.holds() {
             return Err(FinishError::Conservation(format!(
-                "sent {} != delivered {} + dropped {} + in flight {}",
-                c.sent, c.delivered, c.dropped, c.in_flight
+                "sent {} + replicated {} != delivered {} + dropped {} + in flight {}",
+                c.sent, c.replicated, c.delivered, c.dropped, c.in_flight
             )));
         }
-        let flows = (0..self.flows.len()).map(|i| self.flow_row(i, per_flow_in_flight[i])).collect();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for i in 0..self.flows.len() {
+            self.flow_rows(i, per_flow_in_flight[i], &mut flows);
+        }
         let duration = self.end.as_secs_f64();
         let end = self.end;
         let links = self
@@ -76,10 +78,7 @@ impl World {
                     tx_packets: m.tx_packets,
                     tx_bytes: m.tx_bytes,
                     utilization: m.tx_bytes as f64 * 8.0 / (m.rate_bps * duration),
-                    drops_queue_overflow: l.drops[DropCause::QueueOverflow as usize],
-                    drops_channel: l.drops[DropCause::Channel as usize],
-                    drops_arq_discard: l.drops[DropCause::ArqDiscard as usize],
-                    drops_reorder_timeout: l.drops[DropCause::ReorderTimeout as usize],
+                    drops: l.drops,
                     queue_packets_at_end: m.queue_packets,
                 }
             })
@@ -103,39 +102,71 @@ impl World {
         })
     }
 
-    fn flow_row(&mut self, i: usize, in_flight: u64) -> FlowRow {
-        let f = &mut self.flows[i];
-        let s = &mut f.stats;
+    /// Rows of flow `i`: one for a unicast flow, a session row and one per receiver for a
+    /// group flow.
+    fn flow_rows(&mut self, i: usize, in_flight: u64, rows: &mut Vec<FlowRow>) {
+        let f = &self.flows[i];
+        let group = f.dst.is_group();
+        let mut session = f.stats.clone();
+        let mut counters = Counters::default();
+        self.endpoints[f.sender as usize].ep.counters(&mut |name, v| counters.add(name, v));
+        let mut app_rx_bytes = 0;
+        let mut per_receiver = Vec::new();
+        for &(node, e) in &f.receivers {
+            let e = &self.endpoints[e as usize];
+            session.merge_receiver(&e.stats);
+            let mut own = Counters::default();
+            e.ep.counters(&mut |name, v| {
+                counters.add(name, v);
+                own.add(name, v);
+            });
+            app_rx_bytes += e.ep.app_delivered_bytes();
+            if group {
+                let mut rx = FlowStats { tx_packets: session.tx_packets, tx_bytes: session.tx_bytes, ..FlowStats::default() };
+                rx.first_tx = f.stats.first_tx;
+                rx.last_tx = f.stats.last_tx;
+                rx.merge_receiver(&e.stats);
+                let name = self.nodes[node as usize].name.clone();
+                per_receiver.push((name, rx, own, e.ep.app_delivered_bytes()));
+            }
+        }
+        let receiver = if group { "*".to_string() } else { self.node_name(f.dst.0) };
+        rows.push(self.flow_row(i, receiver, &mut session, &counters, app_rx_bytes, in_flight));
+        for (name, mut rx, own, bytes) in per_receiver {
+            rows.push(self.flow_row(i, name, &mut rx, &own, bytes, 0));
+        }
+    }
+
+    fn node_name(&self, node: u32) -> String {
+        self.nodes[node as usize].name.clone()
+    }
+
+    fn flow_row(&self, i: usize, receiver: String, s: &mut FlowStats, c: &Counters, app_rx_bytes: u64, in_flight: u64) -> FlowRow {
+        let f = &self.flows[i];
         s.delays_ns.sort_unstable();
         let ns = |v: Option<u64>| v.map(|x| x as f64 * 1e-9);
         let n = s.delays_ns.len();
         let delay_mean_s = (n > 0).then(|| s.delays_ns.iter().map(|&d| d as f64).sum::<f64>() / n as f64 * 1e-9);
         let jitter_mean_s = (n > 1).then(|| s.jitter_sum_ns as f64 / (n - 1) as f64 * 1e-9);
-        let (protocol, app_rx_bytes) = match &f.receiver {
-            ReceiverSide::Tcp(r) => ("tcp", r.delivered_bytes()),
-            ReceiverSide::Udp { app_rx_bytes } => ("udp", *app_rx_bytes),
-        };
-        let (retransmissions, timeouts, fast_retransmits) = match &f.sender {
-            SenderSide::Tcp(t) => (t.stats().retransmissions, t.stats().timeouts, t.stats().fast_retransmits),
-            SenderSide::Cbr(_) => (0, 0, 0),
-        };
         let active_end = s.completed_at.unwrap_or(f.stop.min(self.end));
         let active = active_end.since(f.start).as_secs_f64();
+        let dst = match f.dst.group_index() {
+            Some(g) => self.groups.all[g as usize].name.clone(),
+            None => self.node_name(f.dst.0),
+        };
         FlowRow {
             flow: i as u32,
             name: f.name.clone(),
-            protocol,
-            src: self.nodes[f.src as usize].name.clone(),
-            dst: self.nodes[f.dst as usize].name.clone(),
+            protocol: f.protocol,
+            src: self.node_name(f.src),
+            dst,
+            receiver,
             tx_packets: s.tx_packets,
             tx_bytes: s.tx_bytes,
             rx_packets: s.rx_packets,
             rx_bytes: s.rx_bytes,
             lost_packets: s.lost_packets(),
-            lost_queue_overflow: s.lost[DropCause::QueueOverflow as usize],
-            lost_channel: s.lost[DropCause::Channel as usize],
-            lost_arq_discard: s.lost[DropCause::ArqDiscard as usize],
-            lost_reorder_timeout: s.lost[DropCause::ReorderTimeout as usize],
+            lost: s.lost,
             in_flight_packets: in_flight,
             ack_tx_packets: s.ack_tx_packets,
             ack_rx_packets: s.ack_rx_packets,
@@ -152,16 +183,29 @@ impl World {
             jitter_mean_s,
             app_rx_bytes,
             goodput_bps: if active > 0.0 { app_rx_bytes as f64 * 8.0 / active } else { 0.0 },
-            retransmissions,
-            timeouts,
-            fast_retransmits,
-            completion_time_s: match f.app {
-                App::File { .. } => s.completed_at.map(|t| t.since(f.start).as_secs_f64()),
-                _ => None,
-            },
-            reordered_packets: s.reordered_packets,
-            late_packets: s.late_packets,
-            late_reordered_packets: s.late_reordered_packets,
+            retransmissions: c.get("retransmissions"),
+            timeouts: c.get("timeouts"),
+            fast_retransmits: c.get("fast_retransmits"),
+            completion_time_s: f.app_bytes.and(s.completed_at).map(|t| t.since(f.start).as_secs_f64()),
+            reordered_packets: c.get("reordered_packets"),
+            late_packets: c.get("late_packets"),
+            late_reordered_packets: c.get("late_reordered_packets"),
         }
+    }
+}
+
+/// Endpoint counters by name, summed over the endpoints of a row.
+#[derive(Default)]
+struct Counters(Vec<(&'static str, u64)>);
+
+impl Counters {
+    fn add(&mut self, name: &'static str, v: u64) {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, x)) => *x += v,
+            None => self.0.push((name, v)),
+        }
+    }
+    fn get(&self, name: &str) -> u64 {
+        self.0.iter().find(|(n, _)| *n == name).map_or(0, |(_, v)| *v)
     }
 }

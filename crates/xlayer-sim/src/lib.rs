@@ -1,13 +1,14 @@
 //! The xlayer world: an event engine that drives the sans-IO models of `xlayer-proto`
 //! over links, queues and channels, with scenarios, statistics and captures.
 
-pub mod app;
 pub mod channel;
 pub mod determinism;
 pub mod engine;
 mod finish;
+mod host;
 pub mod link;
 pub mod mac;
+mod net;
 pub mod radio;
 pub mod scenario;
 pub mod stats;
@@ -16,6 +17,7 @@ mod world;
 
 pub use determinism::{check_determinism, Divergence};
 pub use finish::FinishError;
+pub use host::FlowSetup;
 pub use scenario::{build, Scenario, ScenarioError};
 pub use stats::RunReport;
 pub use world::{EventDigest, World};

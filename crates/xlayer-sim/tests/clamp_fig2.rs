@@ -6,7 +6,6 @@
 //! Per-flow rates over a window [t0, t1] come from two runs of the same scenario cut at
 //! t0 and t1 (a run is a prefix of any longer run of the same seed).
 
-use xlayer_sim::stats::Metric;
 use xlayer_sim::{RunReport, Scenario};
 
 const TAU: f64 = 500.0;
@@ -34,10 +33,10 @@ fn run(s: &Scenario) -> RunReport {
     r
 }
 
-fn series(r: &RunReport, entity: &str, m: Metric, t0: f64, t1: f64) -> Vec<f64> {
+fn series(r: &RunReport, entity: &str, m: &str, t0: f64, t1: f64) -> Vec<f64> {
     let e = r.entities.iter().position(|x| x == entity).unwrap() as u32;
     let s = &r.series;
-    (0..s.len()).filter(|&i| s.entity[i] == e && s.metric[i] == m && s.time_s[i] >= t0 && s.time_s[i] < t1).map(|i| s.value[i]).collect()
+    (0..s.len()).filter(|&i| s.entity[i] == e && s.metric_name(i) == m && s.time_s[i] >= t0 && s.time_s[i] < t1).map(|i| s.value[i]).collect()
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -54,7 +53,7 @@ fn clamp_queue_and_rates_follow_the_fluid_equilibrium_in_every_phase() {
     let full = run(&scenario(true, 250.0));
     for &(t0, t1, active) in &PHASES {
         let k = active.len() as f64;
-        let q = mean(&series(&full, "ap", Metric::QueueBytes, t0 + SKIP_S, t1));
+        let q = mean(&series(&full, "ap", "queue_bytes", t0 + SKIP_S, t1));
         let want = k * TAU + A;
         println!("phase {t0}-{t1} s, k = {k}: mean queue {q:.0} B (fluid {want:.0} B, {:+.1}%)", 100.0 * (q / want - 1.0));
         assert!((q / want - 1.0).abs() <= 0.15);
@@ -73,8 +72,8 @@ fn clamp_window_varies_less_than_newreno_cwnd() {
     for &(t0, t1, active) in &PHASES {
         for &f in active {
             let name = format!("flow{}", f + 1);
-            let c = cov(&series(&clamp, &name, Metric::RwndBytes, t0 + SKIP_S, t1));
-            let r = cov(&series(&reno, &name, Metric::CwndBytes, t0 + SKIP_S, t1));
+            let c = cov(&series(&clamp, &name, "rwnd_bytes", t0 + SKIP_S, t1));
+            let r = cov(&series(&reno, &name, "cwnd_bytes", t0 + SKIP_S, t1));
             println!("phase {t0}-{t1} s {name}: CoV CLAMP AWND {c:.3}, NewReno CWND {r:.3}");
             assert!(c < r);
         }

@@ -2,7 +2,7 @@
 //! deterministic; the CLAMP agent actually takes control of the sender's window; bad
 //! downlink and agent parameters are rejected with the field named.
 
-use xlayer_sim::stats::Metric;
+use xlayer_sim::link::DropCause;
 use xlayer_sim::{check_determinism, RunReport, Scenario};
 
 const FILES: [&str; 5] =
@@ -50,15 +50,15 @@ fn clamp_controls_the_window_on_the_fading_downlink() {
     let s = &r.series;
     let (mut binding, mut total) = (0, 0);
     for f in 0..4u32 {
-        let get = |m| (0..s.len()).filter(move |&i| s.entity[i] == f && s.metric[i] == m && s.time_s[i] > 10.0).map(|i| s.value[i]);
-        for (rwnd, cwnd) in get(Metric::RwndBytes).zip(get(Metric::CwndBytes)) {
+        let get = |m: &'static str| (0..s.len()).filter(move |&i| s.entity[i] == f && s.metric_name(i) == m && s.time_s[i] > 10.0).map(|i| s.value[i]);
+        for (rwnd, cwnd) in get("rwnd_bytes").zip(get("cwnd_bytes")) {
             total += 1;
             binding += usize::from(rwnd < cwnd);
         }
     }
     assert!(binding as f64 > 0.95 * total as f64, "{binding}/{total}");
     // No queue overflow with the 6 MB buffer, and the radio drops only after n failures.
-    assert!(r.flows.iter().all(|f| f.lost_queue_overflow == 0));
+    assert!(r.flows.iter().all(|f| f.lost[DropCause::QueueOverflow as usize] == 0));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Dumbbell: N equal-RTT NewReno flows share a 10 Mb/s bottleneck fully and fairly.
 
 mod common;
+use xlayer_sim::link::DropCause;
 use common::*;
 
 fn check(n: usize) {
@@ -12,7 +13,7 @@ fn check(n: usize) {
     assert!(fairness >= 0.95, "Jain index {fairness} over {goodputs:?}");
     // The bottleneck is the only place packets are lost.
     let lost: u64 = r.flows.iter().map(|f| f.lost_packets).sum();
-    assert_eq!(lost, bottleneck.drops_queue_overflow);
+    assert_eq!(lost, bottleneck.drops[DropCause::QueueOverflow as usize]);
     assert!(lost > 0, "a drop-tail bottleneck shared by greedy flows must overflow");
     let total: f64 = goodputs.iter().sum();
     assert!(total <= 10e6 * 1460.0 / 1500.0 * 1.001, "goodput {total} above the payload capacity");

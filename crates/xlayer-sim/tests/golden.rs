@@ -9,6 +9,7 @@ mod common;
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use xlayer_sim::link::DropCause;
 use xlayer_sim::scenario::{LossSpec, Scenario};
 use xlayer_sim::SimDur;
 
@@ -71,10 +72,10 @@ fn table() -> String {
                 f.rx_packets,
                 f.retransmissions,
                 f.timeouts,
-                f.lost_queue_overflow,
-                f.lost_channel,
-                f.lost_arq_discard,
-                f.lost_reorder_timeout
+                f.lost[DropCause::QueueOverflow as usize],
+                f.lost[DropCause::Channel as usize],
+                f.lost[DropCause::ArqDiscard as usize],
+                f.lost[DropCause::ReorderTimeout as usize]
             )
             .expect("string");
         }

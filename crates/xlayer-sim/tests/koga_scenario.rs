@@ -2,7 +2,6 @@
 //! agent's window driven only by cross-layer information, and the UDP
 //! application-layer counters.
 
-use xlayer_sim::stats::Metric;
 use xlayer_sim::{RunReport, Scenario};
 
 const FIG1: &str = include_str!("../../../scenarios/koga_fig1.toml");
@@ -39,7 +38,7 @@ fn run(s: &Scenario, seed: u64) -> RunReport {
 fn rwnd_samples(r: &RunReport) -> Vec<f64> {
     let s = &r.series;
     (0..s.len())
-        .filter(|&i| s.entity[i] == 0 && s.metric[i] == Metric::RwndBytes && s.time_s[i] > 1.0)
+        .filter(|&i| s.entity[i] == 0 && s.metric_name(i) == "rwnd_bytes" && s.time_s[i] > 1.0)
         .map(|i| s.value[i])
         .collect()
 }

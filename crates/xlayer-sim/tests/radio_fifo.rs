@@ -2,6 +2,7 @@
 //! radio and back over the uplinks, buffer drops accounted, capacity shared.
 
 mod common;
+use xlayer_sim::link::DropCause;
 use common::run;
 
 const SCENARIO: &str = r#"
@@ -46,12 +47,12 @@ fn tcp_and_cbr_share_a_fifo_radio() {
     let r = run(SCENARIO, 1, 0);
     let air = r.links.iter().find(|l| l.link == "air" && l.direction == "downlink").expect("radio row");
     assert!(air.utilization > 0.9 && air.utilization <= 1.0, "{}", air.utilization);
-    assert!(air.drops_queue_overflow > 0, "a greedy TCP flow must overflow a 20-packet buffer");
+    assert!(air.drops[DropCause::QueueOverflow as usize] > 0, "a greedy TCP flow must overflow a 20-packet buffer");
     let (tcp, udp) = (&r.flows[0], &r.flows[1]);
     // CBR offers 0.5 Mb/s; TCP takes the rest of 2 Mb/s minus header and UDP losses.
     assert!(tcp.goodput_bps > 1.2e6 && tcp.goodput_bps < 1.5e6, "{}", tcp.goodput_bps);
-    assert!(udp.rx_packets > 0 && udp.lost_queue_overflow == udp.lost_packets);
-    assert_eq!(air.drops_queue_overflow, tcp.lost_packets + udp.lost_packets);
+    assert!(udp.rx_packets > 0 && udp.lost[DropCause::QueueOverflow as usize] == udp.lost_packets);
+    assert_eq!(air.drops[DropCause::QueueOverflow as usize], tcp.lost_packets + udp.lost_packets);
     // ACKs came back over the uplink.
     assert!(tcp.ack_rx_packets > 1000);
 }

@@ -5,7 +5,6 @@
 
 mod common;
 use common::run;
-use xlayer_sim::stats::Metric;
 
 const MSS: f64 = 1460.0;
 const MIN_RTO_S: f64 = 0.2;
@@ -33,7 +32,7 @@ fn check(p: f64, delayed_ack: bool, duration: &str) {
         let r = run(&scenario(p, delayed_ack, duration), seed, 0);
         goodput += r.flows[0].goodput_bps / 8.0;
         let srtt: Vec<f64> = (0..r.series.len())
-            .filter(|&i| r.series.metric[i] == Metric::SrttS && r.series.value[i].is_finite())
+            .filter(|&i| r.series.metric_name(i) == "srtt_s" && r.series.value[i].is_finite())
             .map(|i| r.series.value[i])
             .collect();
         rtt += srtt.iter().sum::<f64>() / srtt.len() as f64;

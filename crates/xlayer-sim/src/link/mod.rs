@@ -21,12 +21,20 @@ pub enum DropCause {
     ArqDiscard,
     /// A link-layer receiver gave up waiting for a hole before it (reordering timeout).
     ReorderTimeout,
+    /// A group packet reached a node where its tree no longer goes on (every member
+    /// downstream left while it was in flight).
+    NoReceiver,
 }
 
 impl DropCause {
-    pub const COUNT: usize = 4;
-    pub const ALL: [DropCause; DropCause::COUNT] =
-        [DropCause::QueueOverflow, DropCause::Channel, DropCause::ArqDiscard, DropCause::ReorderTimeout];
+    pub const COUNT: usize = 5;
+    pub const ALL: [DropCause; DropCause::COUNT] = [
+        DropCause::QueueOverflow,
+        DropCause::Channel,
+        DropCause::ArqDiscard,
+        DropCause::ReorderTimeout,
+        DropCause::NoReceiver,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -34,6 +42,7 @@ impl DropCause {
             DropCause::Channel => "channel",
             DropCause::ArqDiscard => "arq_discard",
             DropCause::ReorderTimeout => "reorder_timeout",
+            DropCause::NoReceiver => "no_receiver",
         }
     }
 }

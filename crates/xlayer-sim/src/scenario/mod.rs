@@ -2,6 +2,7 @@
 //! the world. Every error a scenario author can cause names the field path.
 
 mod builder;
+mod registry;
 pub mod radio;
 mod schema;
 pub mod units;
@@ -63,10 +64,50 @@ impl Scenario {
         serde_json::to_string(self).expect("scenarios always serialize")
     }
 
-    /// First 16 hex digits of the SHA-256 of the canonical JSON.
+    /// First 16 hex digits of the SHA-256 of the canonical JSON, followed (if the
+    /// scenario uses link traces) by the SHA-256 of each trace file's contents, so the
+    /// hash changes when a trace file does.
     pub fn hash(&self) -> String {
-        let digest = Sha256::digest(self.canonical_json().as_bytes());
-        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+        let mut h = Sha256::new();
+        h.update(self.canonical_json().as_bytes());
+        for path in self.trace_paths() {
+            match self.load_trace(path) {
+                Ok(t) => h.update(format!("\ntrace {}", t.sha256_hex()).as_bytes()),
+                Err(e) => h.update(format!("\ntrace error {e}").as_bytes()),
+            }
+        }
+        h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Trace files named by links, in link order (a→b before b→a).
+    fn trace_paths(&self) -> impl Iterator<Item = &String> {
+        self.links.iter().filter_map(|l| l.trace.as_ref()).flat_map(|t| t.a_to_b.iter().chain(&t.b_to_a))
+    }
+
+    /// Read a trace file named in the scenario (relative to `base_dir`).
+    pub fn load_trace(&self, path: &str) -> Result<crate::link::trace::Trace, String> {
+        let p = std::path::Path::new(path);
+        let full = match &self.base_dir {
+            Some(dir) if p.is_relative() => dir.join(p),
+            _ => p.to_path_buf(),
+        };
+        crate::link::trace::Trace::load(&full)
+    }
+
+    /// Read a scenario file (TOML, or JSON if it ends in `.json`); relative paths in it
+    /// are resolved against its folder.
+    pub fn from_file(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ScenarioError::at("", format!("cannot read {}: {e}", path.display())))?;
+        let mut s: Scenario = if path.extension().is_some_and(|x| x == "json") {
+            let de = &mut serde_json::Deserializer::from_str(&text);
+            serde_path_to_error::deserialize(de).map_err(from_serde)?
+        } else {
+            serde_path_to_error::deserialize(toml::Deserializer::new(&text)).map_err(from_serde)?
+        };
+        s.base_dir = path.parent().map(|d| d.to_path_buf());
+        s.validate()?;
+        Ok(s)
     }
 
     /// JSON Schema of the format.

@@ -4,8 +4,6 @@
 
 use super::units::{Duration, QueueLimit, Rate};
 use super::ScenarioError;
-use crate::link::{AnyLink, LinkContext};
-use crate::radio::fifo::FifoRadio;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -66,14 +64,6 @@ impl RadioModel {
             },
             RadioModel::WcdmaDch(spec) => spec.validate(path),
             RadioModel::SharedDownlink(spec) => spec.validate(path),
-        }
-    }
-
-    pub fn build(&self, ctx: &LinkContext<'_>) -> AnyLink {
-        match self {
-            RadioModel::Fifo { rate, delay, queue } => AnyLink::Fifo(FifoRadio::new(rate.0, delay.0, *queue)),
-            RadioModel::WcdmaDch(spec) => spec.build(ctx),
-            RadioModel::SharedDownlink(spec) => spec.build(ctx),
         }
     }
 }

@@ -29,6 +29,39 @@ pub struct Scenario {
     /// Transport flows with their applications.
     #[serde(rename = "flow", default)]
     pub flows: Vec<FlowSpec>,
+    /// Host groups a flow can send to (its `dst` names the group). Default: none.
+    #[serde(rename = "group", default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupSpec>,
+    /// Folder that relative file paths (link traces) are resolved against; the
+    /// scenario file's folder when it was read from a file. Not part of the format.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
+}
+
+/// A group of hosts reached through one group address: a flow sent to it is replicated
+/// along a tree from its source to every current member.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// Unique name, distinct from node names. Required.
+    pub name: String,
+    /// Member hosts, each listed once. Required (at least one).
+    pub members: Vec<MemberSpec>,
+}
+
+/// One member of a group, with when it belongs.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemberSpec {
+    /// The member host. Required.
+    pub node: String,
+    /// When it joins. Default: "0s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join: Option<Duration>,
+    /// When it leaves. Default: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leave: Option<Duration>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -101,8 +134,16 @@ pub struct LinkSpec {
     pub a: String,
     /// The other end (node name). Required.
     pub b: String,
-    /// Bit rate of each direction. Required.
-    pub rate: Rate,
+    /// Bit rate of each direction. Required unless both directions follow a trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Trace-driven directions in the Mahimahi format (one 1500-byte delivery
+    /// opportunity per line, millisecond timestamps, looping): `{ a_to_b = "file" }`,
+    /// `{ b_to_a = ... }` or both. A traced direction ignores `rate`; `delay`, `queue`
+    /// and `loss` apply as on any direction. Relative paths are resolved against the
+    /// scenario file's folder. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
     /// One-way propagation delay. Required.
     pub delay: Duration,
     /// Drop-tail output queue limit per direction, in packets ("100pkt") or bytes
@@ -116,6 +157,18 @@ pub struct LinkSpec {
     /// Each direction gets its own loss process. Default: "both".
     #[serde(default)]
     pub loss_direction: LossDirection,
+}
+
+/// Trace files of a link's directions.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Trace of the a→b direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_to_b: Option<String>,
+    /// Trace of the b→a direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b_to_a: Option<String>,
 }
 
 fn default_queue() -> QueueLimit {
@@ -177,7 +230,7 @@ pub struct FlowSpec {
     pub protocol: Protocol,
     /// Sending host. Required.
     pub src: String,
-    /// Receiving host. Required.
+    /// Receiving host, or the name of a `[[group]]` (UDP flows only). Required.
     pub dst: String,
     /// What the application sends. Required.
     pub app: AppSpec,

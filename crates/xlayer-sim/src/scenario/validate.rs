@@ -81,6 +81,7 @@ impl Scenario {
                 }
                 _ => {}
             }
+            self.validate_link_rate_and_traces(i, l)?;
             match l.loss {
                 Some(LossSpec::Bernoulli { p }) => probability(format!("link[{i}].loss.p"), p)?,
                 Some(LossSpec::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad }) => {
@@ -100,6 +101,7 @@ impl Scenario {
                 ));
             }
         }
+        self.validate_groups()?;
         let flow_names: Vec<String> = self.flows.iter().enumerate().map(|(i, f)| f.resolved_name(i)).collect();
         unique("flow", flow_names.iter().enumerate().map(|(i, n)| (i, n.as_str())))?;
         for (i, f) in self.flows.iter().enumerate() {
@@ -115,10 +117,26 @@ impl Scenario {
             .ok_or_else(|| ScenarioError::at(path, format!("no node is named `{name}`")))
     }
 
+    /// The group a flow's `dst` names, if it names one.
+    pub fn group(&self, name: &str) -> Option<usize> {
+        self.groups.iter().position(|g| g.name == name)
+    }
+
     fn validate_flow(&self, i: usize, f: &FlowSpec) -> R {
         check_clamp_agent(i, f)?;
         let at = |field: &str| format!("flow[{i}].{field}");
-        for (field, name) in [("src", &f.src), ("dst", &f.dst)] {
+        let mut ends = vec![("src", &f.src)];
+        if let Some(g) = self.group(&f.dst) {
+            if f.protocol != Protocol::Udp {
+                return Err(ScenarioError::at(at("dst"), format!("`{}` is a group; only UDP flows go to groups", f.dst)));
+            }
+            if self.groups[g].members.iter().any(|m| m.node == f.src) {
+                return Err(ScenarioError::at(at("src"), format!("`{}` is a member of the group it sends to", f.src)));
+            }
+        } else {
+            ends.push(("dst", &f.dst));
+        }
+        for (field, name) in ends {
             if self.node(at(field), name)?.kind != NodeKind::Host {
                 return Err(ScenarioError::at(at(field), format!("`{name}` is a router; flows run between hosts")));
             }
@@ -182,6 +200,55 @@ impl Scenario {
             if let Some(AgentSpec::Fixed { window }) = &t.agent {
                 if window.0 == 0 || window.0 > u32::MAX as u64 {
                     return Err(ScenarioError::at(at("tcp.agent.window"), "must be between 1B and 4GiB"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Scenario {
+    fn validate_link_rate_and_traces(&self, i: usize, l: &LinkSpec) -> R {
+        let t = l.trace.clone().unwrap_or_default();
+        if t.a_to_b.is_some() && t.b_to_a.is_some() {
+            if l.rate.is_some() {
+                return Err(ScenarioError::at(format!("link[{i}].rate"), "both directions follow a trace; drop `rate`"));
+            }
+        } else {
+            match l.rate {
+                None => return Err(ScenarioError::at(format!("link[{i}].rate"), "required (a direction without a trace needs a rate)")),
+                Some(r) if r.0 == 0 => return Err(ScenarioError::at(format!("link[{i}].rate"), "must be greater than 0bps")),
+                _ => {}
+            }
+        }
+        for (field, path) in [("a_to_b", &t.a_to_b), ("b_to_a", &t.b_to_a)] {
+            if let Some(p) = path {
+                self.load_trace(p).map_err(|e| ScenarioError::at(format!("link[{i}].trace.{field}"), e))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_groups(&self) -> R {
+        unique("group", self.groups.iter().enumerate().map(|(i, g)| (i, g.name.as_str())))?;
+        for (i, g) in self.groups.iter().enumerate() {
+            let at = |field: String| format!("group[{i}].{field}");
+            if self.nodes.iter().any(|n| n.name == g.name) {
+                return Err(ScenarioError::at(at("name".into()), format!("`{}` is also a node's name", g.name)));
+            }
+            if g.members.is_empty() {
+                return Err(ScenarioError::at(at("members".into()), "needs at least one member"));
+            }
+            for (j, m) in g.members.iter().enumerate() {
+                if self.node(at(format!("members[{j}].node")), &m.node)?.kind != NodeKind::Host {
+                    return Err(ScenarioError::at(at(format!("members[{j}].node")), format!("`{}` is a router; members are hosts", m.node)));
+                }
+                if g.members[..j].iter().any(|o| o.node == m.node) {
+                    return Err(ScenarioError::at(at(format!("members[{j}].node")), format!("`{}` is listed twice", m.node)));
+                }
+                let join = m.join.map_or(0, |d| d.0 .0);
+                if m.leave.is_some_and(|l| l.0 .0 <= join) {
+                    return Err(ScenarioError::at(at(format!("members[{j}].leave")), "must be after join"));
                 }
             }
         }

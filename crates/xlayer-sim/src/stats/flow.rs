@@ -1,5 +1,7 @@
 //! Per-flow counters in the ns-3 FlowMonitor style, for the data (forward) direction,
-//! plus the acknowledgement direction's packet counts.
+//! plus the acknowledgement direction's packet counts. A flow's sender keeps the sending
+//! side (tx, drops, acknowledgements received), each receiver the receiving side;
+//! `merge` puts them together for a table row.
 
 use crate::link::DropCause;
 use xlayer_proto::SimTime;
@@ -27,14 +29,6 @@ pub struct FlowStats {
     pub last_delay_ns: Option<u64>,
     /// When the last byte of a file transfer reached the receiving application.
     pub completed_at: Option<SimTime>,
-    /// UDP application-layer accounting (seed 000 §4): datagrams that arrived after one
-    /// with a higher sequence number, datagrams later than the deadline, and both.
-    pub reordered_packets: u64,
-    pub late_packets: u64,
-    pub late_reordered_packets: u64,
-    pub max_seq_rx: Option<u64>,
-    /// The application's playout deadline (CBR `deadline`), in ns.
-    pub deadline_ns: Option<u64>,
 }
 
 impl FlowStats {
@@ -60,18 +54,28 @@ impl FlowStats {
         }
     }
 
-    /// A UDP datagram with application sequence number `seq` reached the application.
-    pub fn on_udp_rx(&mut self, now: SimTime, sent_at: SimTime, seq: u64) {
-        let reordered = self.max_seq_rx.is_some_and(|m| seq < m);
-        self.max_seq_rx = Some(self.max_seq_rx.map_or(seq, |m| m.max(seq)));
-        let late = self.deadline_ns.is_some_and(|d| now.since(sent_at).0 > d);
-        self.reordered_packets += reordered as u64;
-        self.late_packets += late as u64;
-        self.late_reordered_packets += (late && reordered) as u64;
+    /// Add the receiving side of `rx` (a receiver's counters) to these. Delays are
+    /// appended in receiver order; with one receiver the result is that receiver's.
+    pub fn merge_receiver(&mut self, rx: &FlowStats) {
+        self.rx_packets += rx.rx_packets;
+        self.rx_bytes += rx.rx_bytes;
+        self.ack_tx_packets += rx.ack_tx_packets;
+        self.first_rx = min_some(self.first_rx, rx.first_rx);
+        self.last_rx = self.last_rx.max(rx.last_rx);
+        self.delays_ns.extend_from_slice(&rx.delays_ns);
+        self.jitter_sum_ns += rx.jitter_sum_ns;
+        self.completed_at = self.completed_at.max(rx.completed_at);
     }
 
     pub fn lost_packets(&self) -> u64 {
         self.lost.iter().sum()
+    }
+}
+
+fn min_some(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        _ => a.or(b),
     }
 }
 

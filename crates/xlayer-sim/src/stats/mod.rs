@@ -2,8 +2,9 @@
 
 pub(crate) mod flow;
 mod report;
+mod sampler;
 mod series;
 
 pub use flow::FlowStats;
-pub use report::{Conservation, FlowRow, LinkRow, RunReport};
-pub use series::{Metric, Series};
+pub use report::{Column, Conservation, FlowRow, LinkRow, RunReport};
+pub use series::Series;

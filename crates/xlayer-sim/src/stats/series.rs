@@ -1,49 +1,34 @@
 //! Fixed-interval time series in long (tidy) form: (time, entity, metric, value).
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Metric {
-    CwndBytes,
-    SsthreshBytes,
-    RwndBytes,
-    SrttS,
-    RtoS,
-    BytesInFlight,
-    QueueBytes,
-    QueuePackets,
-    ThroughputBps,
-}
-
-impl Metric {
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::CwndBytes => "cwnd_bytes",
-            Metric::SsthreshBytes => "ssthresh_bytes",
-            Metric::RwndBytes => "rwnd_bytes",
-            Metric::SrttS => "srtt_s",
-            Metric::RtoS => "rto_s",
-            Metric::BytesInFlight => "bytes_in_flight",
-            Metric::QueueBytes => "queue_bytes",
-            Metric::QueuePackets => "queue_packets",
-            Metric::ThroughputBps => "throughput_bps",
-        }
-    }
-}
+//! Metrics are named by the models that report them (endpoint gauges, link metrics);
+//! the series stores each name once and an index per sample.
 
 #[derive(Clone, Debug, Default)]
 pub struct Series {
     pub time_s: Vec<f64>,
-    /// Index into the run's entity names (flows, then link directions).
+    /// Index into the run's entity names (flows, then links).
     pub entity: Vec<u32>,
-    pub metric: Vec<Metric>,
+    /// Index into `metric_names`.
+    pub metric: Vec<u16>,
     pub value: Vec<f64>,
+    pub metric_names: Vec<&'static str>,
 }
 
 impl Series {
-    pub fn push(&mut self, time_s: f64, entity: u32, metric: Metric, value: f64) {
+    pub fn push(&mut self, time_s: f64, entity: u32, metric: &'static str, value: f64) {
+        let m = match self.metric_names.iter().position(|&n| n == metric) {
+            Some(i) => i,
+            None => {
+                self.metric_names.push(metric);
+                self.metric_names.len() - 1
+            }
+        };
         self.time_s.push(time_s);
         self.entity.push(entity);
-        self.metric.push(metric);
+        self.metric.push(m as u16);
         self.value.push(value);
+    }
+    pub fn metric_name(&self, i: usize) -> &'static str {
+        self.metric_names[self.metric[i] as usize]
     }
     pub fn len(&self) -> usize {
         self.time_s.len()

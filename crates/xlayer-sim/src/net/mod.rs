@@ -1,0 +1,156 @@
+//! The network layer of the world: links as the world keeps them, unicast forwarding
+//! along static routes, and group forwarding along source-rooted trees with
+//! replication. Every copy keeps the packet's identity (uid) for tracing; copies are
+//! counted so that conservation reads sent + replicated = delivered + dropped + in flight.
+
+mod groups;
+mod routes;
+
+pub(crate) use groups::{Group, Groups};
+pub(crate) use routes::{Edge, Routes};
+
+use crate::link::{AnyLink, DropCause, LinkModel, LinkOutput, NextHop};
+use crate::world::{Event, World};
+use xlayer_proto::{Dir, Packet, SimTime};
+
+pub(crate) struct NodeRt {
+    pub name: String,
+    /// Endpoints registered here, in creation order.
+    pub endpoints: Vec<u32>,
+}
+
+/// A link as the world keeps it: the model and the world's bookkeeping around it.
+pub(crate) struct LinkRt {
+    /// Name in the link table and direction label ("a->b", "downlink").
+    pub link: String,
+    pub direction: String,
+    /// Name in the time series.
+    pub entity: String,
+    pub model: AnyLink,
+    /// Earliest wake-up already queued (`MAX`: none).
+    pub wake: SimTime,
+    /// How its wake-ups enter the fingerprint: `tag | component << 8`, with the tag and
+    /// the numbering within the link's family that earlier versions used.
+    pub fingerprint_id: u64,
+    /// Bytes delivered since the last time-series sample.
+    pub bytes_since_sample: u64,
+    pub drops: [u64; DropCause::COUNT],
+    /// Index of the capture this link writes to, if any.
+    pub capture: Option<usize>,
+}
+
+impl World {
+    /// A packet an endpoint just sent, from its node.
+    pub(crate) fn route_from_source(&mut self, pkt: Packet) {
+        let node = pkt.src.0;
+        match pkt.dst.group_index() {
+            Some(_) => self.forward_group(node, pkt),
+            None => self.forward(node, pkt),
+        }
+    }
+
+    fn forward(&mut self, node: u32, pkt: Packet) {
+        let Some(hop) = self.routes.hop(node, pkt.dst.0) else {
+            unreachable!("routes between endpoints are checked when the world is built")
+        };
+        self.send_on(hop.link, pkt, NextHop::One(hop.next));
+    }
+
+    /// A group packet at `node`: one copy per branch of its source's tree, plus one for
+    /// this node if it is a member.
+    fn forward_group(&mut self, node: u32, pkt: Packet) {
+        let (group, source) = (pkt.dst.group_index().expect("a group packet"), self.flows[pkt.flow.0 as usize].src);
+        let Some(fanout) = self.groups.fanout(group, source, node).cloned() else {
+            return self.drop(pkt, DropCause::NoReceiver);
+        };
+        let outputs = fanout.hops.len() + usize::from(fanout.local);
+        if outputs == 0 {
+            return self.drop(pkt, DropCause::NoReceiver);
+        }
+        self.conservation.replicated += outputs as u64 - 1;
+        let mut pkt = Some(pkt);
+        let mut take = |last: bool| if last { pkt.take().expect("one left") } else { pkt.clone().expect("one left") };
+        for (i, (link, next)) in fanout.hops.iter().enumerate() {
+            let copy = take(i + 1 == outputs);
+            let to = if next.len() == 1 { NextHop::One(next[0]) } else { NextHop::Many(next) };
+            self.conservation.replicated += to.copies() as u64 - 1;
+            self.send_on(*link, copy, to);
+        }
+        if fanout.local {
+            let copy = take(true);
+            self.deliver(node, copy);
+        }
+    }
+
+    /// Hand a packet to a link, capture what it put on the wire, and take what came out.
+    fn send_on(&mut self, link: u32, pkt: Packet, to: NextHop<'_>) {
+        let l = &mut self.links[link as usize];
+        l.model.enqueue(self.now, pkt, to);
+        if let (Some(c), Some(pkt)) = (l.capture, l.model.last_on_wire()) {
+            if let Err(e) = self.captures[c].write(self.now, pkt) {
+                self.capture_error.get_or_insert(e);
+            }
+        }
+        self.drain_link(link);
+        self.rearm_link(link);
+    }
+
+    /// A link's wake-up: its next wake-up is queued before what it lands travels on.
+    pub(crate) fn wake_link(&mut self, link: u32) {
+        let l = &mut self.links[link as usize];
+        if l.wake == self.now {
+            l.wake = SimTime::MAX;
+        }
+        l.model.handle_timeout(self.now);
+        self.rearm_link(link);
+        self.drain_link(link);
+        self.rearm_link(link);
+    }
+
+    /// Take everything a link produced.
+    fn drain_link(&mut self, link: u32) {
+        while let Some(out) = self.links[link as usize].model.poll_output() {
+            match out {
+                LinkOutput::Delivered { pkt, node } => {
+                    self.links[link as usize].bytes_since_sample += pkt.size_bytes as u64;
+                    self.arrive_at(node, pkt);
+                }
+                LinkOutput::Dropped { pkt, cause } => {
+                    self.links[link as usize].drops[cause as usize] += 1;
+                    self.drop(pkt, cause);
+                }
+            }
+        }
+    }
+
+    /// Make sure the link will be woken at its next deadline.
+    fn rearm_link(&mut self, link: u32) {
+        let l = &mut self.links[link as usize];
+        if let Some(d) = l.model.poll_timeout() {
+            let d = d.max(self.now);
+            if d < l.wake {
+                l.wake = d;
+                self.queue.push(d, Event::LinkWake { link });
+            }
+        }
+    }
+
+    fn arrive_at(&mut self, node: u32, pkt: Packet) {
+        if pkt.dst.is_group() {
+            return self.forward_group(node, pkt);
+        }
+        if node != pkt.dst.0 {
+            return self.forward(node, pkt);
+        }
+        self.deliver(node, pkt)
+    }
+
+    pub(crate) fn drop(&mut self, pkt: Packet, cause: DropCause) {
+        self.conservation.dropped += 1;
+        let s = &mut self.flows[pkt.flow.0 as usize].stats;
+        match pkt.dir {
+            Dir::Forward => s.lost[cause as usize] += 1,
+            Dir::Reverse => s.ack_lost += 1,
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The one place that maps scenario specs to models: a flow spec to its endpoints (and
+//! the flow facts the world keeps), a radio spec to its link model. Adding a transport
+//! or a link model is a new folder plus an entry here.
+
+use super::radio::RadioModel;
+use super::schema::*;
+use crate::host::FlowSetup;
+use crate::link::{AnyLink, LinkContext};
+use crate::radio::fifo::FifoRadio;
+use xlayer_proto::agents::{ClampAgent, ClampConfig, FixedWindow, KogaAgent, KogaConfig, WindowAgent};
+use xlayer_proto::app::{cbr_interval, CbrSource, UdpSink};
+use xlayer_proto::endpoint::Endpoint;
+use xlayer_proto::tcp::{TcpConfig, TcpSink, TcpSource};
+use xlayer_proto::{Addr, SimTime, TrafficClass};
+
+/// Where a flow runs, resolved to node ids by the builder.
+pub(crate) struct FlowPlace {
+    pub src: u32,
+    /// A node, or a group address.
+    pub dst: Addr,
+    /// The nodes with a receiving endpoint (the destination, or every group member).
+    pub receivers: Vec<u32>,
+    pub start: SimTime,
+    pub stop: SimTime,
+}
+
+pub(crate) fn flow_setup(f: &FlowSpec, index: usize, at: FlowPlace) -> FlowSetup {
+    let class = match (f.class, &f.app) {
+        (Some(ClassSpec::Realtime), _) | (None, AppSpec::Cbr { .. }) => TrafficClass::RealTime,
+        _ => TrafficClass::BestEffort,
+    };
+    let n = at.receivers.len();
+    let (protocol, sender, receivers, app_bytes, declared_rate_bps): (_, Box<dyn Endpoint>, Vec<Box<dyn Endpoint>>, _, _) =
+        match (f.protocol, &f.app) {
+            (Protocol::Udp, AppSpec::Cbr { rate, packet_size, deadline }) => {
+                let bytes = packet_size.0 as u32;
+                let interval = cbr_interval(bytes, rate.0);
+                let src = CbrSource::new(bytes, interval, at.start, at.stop);
+                let sinks = (0..n).map(|_| Box::new(UdpSink::new(deadline.map(|d| d.0))) as Box<dyn Endpoint>).collect();
+                ("udp", Box::new(src), sinks, None, Some(bytes as f64 * 8.0 / interval.as_secs_f64()))
+            }
+            (Protocol::Tcp, app @ (AppSpec::Bulk | AppSpec::File { .. })) => {
+                let spec = f.tcp.clone().unwrap_or_default();
+                let cfg = tcp_config(&spec);
+                let app_bytes = match app {
+                    AppSpec::File { size } => Some(size.0),
+                    _ => None,
+                };
+                let sinks = (0..n).map(|_| Box::new(TcpSink::new(&cfg, window_agent(&spec, &cfg))) as Box<dyn Endpoint>).collect();
+                ("tcp", Box::new(TcpSource::new(&cfg, app_bytes)), sinks, app_bytes, None)
+            }
+            _ => unreachable!("validation pairs protocols with applications"),
+        };
+    FlowSetup {
+        name: f.resolved_name(index),
+        protocol,
+        class,
+        src: at.src,
+        dst: at.dst,
+        start: at.start,
+        stop: at.stop,
+        app_bytes,
+        declared_rate_bps,
+        sender,
+        receivers: at.receivers.into_iter().zip(receivers).collect(),
+    }
+}
+
+fn window_agent(spec: &TcpSpec, cfg: &TcpConfig) -> Option<Box<dyn WindowAgent>> {
+    Some(match spec.agent.clone()? {
+        AgentSpec::Fixed { window } => Box::new(FixedWindow::new(window.0 as u32)),
+        AgentSpec::Koga { awnd, min_retransmissions, retx_memory, link_rate, link_delay } => {
+            Box::new(KogaAgent::new(KogaConfig {
+                fixed_awnd_packets: awnd,
+                min_retransmissions: min_retransmissions.unwrap_or(1),
+                retx_memory: retx_memory.map(|d| d.0),
+                link_rate_bps: link_rate.map(|r| r.0 as f64),
+                link_delay: link_delay.map(|d| d.0),
+            }))
+        }
+        AgentSpec::Clamp { tau, alpha, beta, max_increase, slow_start } => {
+            let d = ClampConfig::default();
+            Box::new(ClampAgent::new(ClampConfig {
+                tau_bytes: tau.map_or(d.tau_bytes, |b| b.0 as f64),
+                alpha_packets: alpha.map_or(d.alpha_packets, |a| a as usize),
+                beta: beta.unwrap_or(d.beta),
+                max_increase_bytes: max_increase.map_or(d.max_increase_bytes, |b| b.0 as f64),
+                slow_start: slow_start.unwrap_or(d.slow_start),
+                mss_bytes: cfg.mss_bytes,
+            }))
+        }
+    })
+}
+
+pub(crate) fn tcp_config(t: &TcpSpec) -> TcpConfig {
+    let d = TcpConfig::default();
+    TcpConfig {
+        mss_bytes: t.mss.map_or(d.mss_bytes, |b| b.0 as u32),
+        initial_cwnd_segments: t.initial_window.unwrap_or(d.initial_cwnd_segments),
+        min_rto: t.min_rto.map_or(d.min_rto, |x| x.0),
+        initial_rto: t.initial_rto.map_or(d.initial_rto, |x| x.0),
+        rcv_buffer_bytes: t.rcv_buffer.map_or(d.rcv_buffer_bytes, |b| b.0 as u32),
+        delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
+        delack_timeout: t.delack_timeout.map_or(d.delack_timeout, |x| x.0),
+        ..d
+    }
+}
+
+/// A radio hop's model.
+pub(crate) fn radio_link(model: &RadioModel, ctx: &LinkContext<'_>) -> AnyLink {
+    match model {
+        RadioModel::Fifo { rate, delay, queue } => AnyLink::Fifo(FifoRadio::new(rate.0, delay.0, *queue)),
+        RadioModel::WcdmaDch(spec) => spec.build(ctx),
+        RadioModel::SharedDownlink(spec) => spec.build(ctx),
+    }
+}

@@ -1,0 +1,29 @@
+//! The time-series sampler: every `series_interval`, each flow's sender gauges (entity:
+//! the flow) and each link's queue and throughput (entity: the link).
+
+use crate::link::LinkModel;
+use crate::world::{Event, World};
+
+impl World {
+    pub(crate) fn sample(&mut self) {
+        let Some(interval) = self.series_interval else { return };
+        let t = self.now.as_secs_f64();
+        for (i, f) in self.flows.iter().enumerate() {
+            let series = &mut self.series;
+            self.endpoints[f.sender as usize].ep.gauges(&mut |name, v| series.push(t, i as u32, name, v));
+        }
+        let base = self.flows.len() as u32;
+        for (i, l) in self.links.iter_mut().enumerate() {
+            let e = base + i as u32;
+            let m = l.model.metrics(self.now);
+            self.series.push(t, e, "queue_bytes", m.queue_bytes as f64);
+            self.series.push(t, e, "queue_packets", m.queue_packets as f64);
+            let bps = l.bytes_since_sample as f64 * 8.0 / interval.as_secs_f64();
+            self.series.push(t, e, "throughput_bps", bps);
+            l.bytes_since_sample = 0;
+        }
+        if self.now + interval <= self.end {
+            self.queue.push(self.now + interval, Event::Sample);
+        }
+    }
+}
