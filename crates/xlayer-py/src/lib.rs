@@ -21,8 +21,10 @@ struct Simulation {
     wall_time_s: f64,
 }
 
-fn parse(scenario_json: &str) -> PyResult<Scenario> {
-    Scenario::from_json(scenario_json).map_err(scenario_error)
+/// Parse a scenario; relative file paths in it (link traces) are relative to
+/// `base_dir` (the scenario file's folder), else to the working folder.
+fn parse(scenario_json: &str, base_dir: Option<&std::path::Path>) -> PyResult<Scenario> {
+    Scenario::from_json_in(scenario_json, base_dir).map_err(scenario_error)
 }
 
 impl Simulation {
@@ -34,9 +36,9 @@ impl Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (scenario_json, seed, run, pcap_dir=None))]
-    fn new(scenario_json: &str, seed: u64, run: u64, pcap_dir: Option<PathBuf>) -> PyResult<Self> {
-        let s = parse(scenario_json)?;
+    #[pyo3(signature = (scenario_json, seed, run, pcap_dir=None, base_dir=None))]
+    fn new(scenario_json: &str, seed: u64, run: u64, pcap_dir: Option<PathBuf>, base_dir: Option<PathBuf>) -> PyResult<Self> {
+        let s = parse(scenario_json, base_dir.as_deref())?;
         let world = xlayer_sim::build(&s, seed, run, pcap_dir.as_deref()).map_err(scenario_error)?;
         Ok(Simulation {
             duration_s: world.end().as_secs_f64(),
@@ -86,8 +88,9 @@ impl Simulation {
 
 /// Raise ScenarioError if the scenario is invalid.
 #[pyfunction]
-fn validate(scenario_json: &str) -> PyResult<()> {
-    parse(scenario_json).map(|_| ())
+#[pyo3(signature = (scenario_json, base_dir=None))]
+fn validate(scenario_json: &str, base_dir: Option<PathBuf>) -> PyResult<()> {
+    parse(scenario_json, base_dir.as_deref()).map(|_| ())
 }
 
 /// JSON Schema of the scenario format, as a JSON string.
@@ -98,8 +101,15 @@ fn schema() -> String {
 
 /// Run twice; None if identical, else the first diverging event.
 #[pyfunction]
-fn check_determinism<'py>(py: Python<'py>, scenario_json: &str, seed: u64, run: u64) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let s = parse(scenario_json)?;
+#[pyo3(signature = (scenario_json, seed, run, base_dir=None))]
+fn check_determinism<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    seed: u64,
+    run: u64,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let s = parse(scenario_json, base_dir.as_deref())?;
     let result = py.allow_threads(|| xlayer_sim::check_determinism(&s, seed, run)).map_err(scenario_error)?;
     result.map(|d| report::divergence_to_dict(py, &d)).transpose()
 }

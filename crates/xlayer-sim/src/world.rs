@@ -79,6 +79,10 @@ impl World {
     pub fn scenario_hash(&self) -> &str {
         &self.scenario_hash
     }
+    /// The id of the node with this name (for `add_flow`).
+    pub fn node(&self, name: &str) -> Option<u32> {
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+    }
     /// Keep a digest of every event (for `check_determinism`).
     pub fn record_digests(&mut self) {
         self.digests = Some(Vec::new());

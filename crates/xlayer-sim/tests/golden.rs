@@ -30,9 +30,8 @@ fn shipped() -> Vec<(String, Scenario)> {
     files
         .into_iter()
         .map(|p| {
-            let text = std::fs::read_to_string(&p).expect("readable");
             let name = p.file_stem().expect("a file").to_string_lossy().into_owned();
-            (name, Scenario::from_toml(&text).expect("shipped scenarios are valid"))
+            (name, Scenario::from_file(&p).expect("shipped scenarios are valid"))
         })
         .collect()
 }

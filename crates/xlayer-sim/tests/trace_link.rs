@@ -1,37 +1,22 @@
 //! The Mahimahi trace link driven directly (no world): a saturating source gets the
 //! trace's capacity, bin by bin, and every packet is accounted for.
 
+mod common;
+
 use std::sync::Arc;
 use xlayer_proto::{Addr, FlowId, Packet};
 use xlayer_sim::channel::loss::{LossModel, LossProcess};
 use xlayer_sim::engine::stream;
 use xlayer_sim::link::model::{LinkModel, LinkOutput, NextHop};
-use xlayer_sim::link::trace::{Trace, TraceLink, OPPORTUNITY_BYTES};
+use xlayer_sim::link::trace::{Trace, TraceLink};
 use xlayer_sim::scenario::units::QueueLimit;
 use xlayer_sim::{SimDur, SimTime};
 
 const MS: u64 = 1_000_000;
 
-/// A trace at `rates_kbps[k]` for the k-th second, built like Mahimahi's
-/// `mm-rate-to-events`: accumulate the bits of each millisecond, emit one opportunity
-/// per 12000 bits.
-fn rate_trace(rates_kbps: &[u64]) -> String {
-    let (mut text, mut reserve_bits) = (String::new(), 0u64);
-    for (s, &kbps) in rates_kbps.iter().enumerate() {
-        for m in 1..=1000u64 {
-            reserve_bits += kbps; // kbit/s = bit/ms
-            while reserve_bits >= OPPORTUNITY_BYTES as u64 * 8 {
-                reserve_bits -= OPPORTUNITY_BYTES as u64 * 8;
-                text += &format!("{}\n", s as u64 * 1000 + m);
-            }
-        }
-    }
-    text
-}
-
 /// 10 Mb/s for 1 s then 2 Mb/s for 1 s: 1000 opportunities, period 2 s, 6 Mb/s mean.
 fn two_rate_trace() -> Arc<Trace> {
-    let t = Trace::parse(rate_trace(&[10_000, 2_000])).unwrap();
+    let t = Trace::parse(common::rate_trace(&[10_000, 2_000])).unwrap();
     assert_eq!((t.period_ms(), t.opportunity_count()), (2000, 1000));
     Arc::new(t)
 }

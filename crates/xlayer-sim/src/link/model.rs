@@ -4,7 +4,10 @@
 //!
 //! Call order, as the world drives it:
 //! - `enqueue(now, pkt, to)` hands a packet over together with the node(s) it is for;
-//!   the world then drains `poll_output` and re-reads `poll_timeout`.
+//!   the world then drains `poll_output` and re-reads `poll_timeout`. `enqueue` may
+//!   report drops but never deliveries: a delivery would reach an endpoint while the
+//!   endpoint that sent this packet is still handing over the rest of its batch, and
+//!   its reply could overtake that batch. Deliveries come out of `handle_timeout`.
 //! - When `now` reaches the deadline from `poll_timeout`, the world calls
 //!   `handle_timeout(now)`, re-reads `poll_timeout` (so a model that lands one packet
 //!   per wake-up has its next wake-up queued before that packet travels on), then

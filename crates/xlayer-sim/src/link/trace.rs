@@ -26,7 +26,7 @@
 //!   first served by an opportunity strictly after `t`. `enqueue` does the same, so the
 //!   outcome does not depend on whether the world wakes the link or hands it a packet
 //!   first at an equal instant. Hence the link never puts a packet on the wire inside
-//!   `enqueue`, and `last_on_wire` is always `None`.
+//!   `enqueue`. Captures record a packet when the link accepts it.
 //! - **Drop-tail** (`src/packet/drop_tail_packet_queue.hh`): admit if the queue
 //!   (excluding the packet in transit, which Mahimahi has already dequeued) stays within
 //!   the packet or byte limit with the new packet.
@@ -241,6 +241,8 @@ pub struct TraceLink {
     loss: Option<LossProcess>,
     /// Waiting packets, not yet started, with their destination node.
     queue: VecDeque<(Packet, u32)>,
+    /// Whether the last `enqueue` accepted its packet (for captures).
+    accepted_last: bool,
     queue_bytes: u64,
     in_transit: Option<InTransit>,
     /// The first opportunity not yet processed; only meaningful while busy (an idle
@@ -279,6 +281,7 @@ impl TraceLink {
             queue: VecDeque::new(),
             queue_bytes: 0,
             in_transit: None,
+            accepted_last: false,
             next_opp: Cursor { lap: 0, idx: 0 },
             in_flight: VecDeque::new(),
             output: VecDeque::new(),
@@ -313,14 +316,15 @@ impl TraceLink {
         }
     }
 
-    /// Processes, in time order, every opportunity and arrival at or before `now`.
-    fn advance(&mut self, now: SimTime) {
+    /// Processes, in time order, every opportunity and (with `land`) every arrival at
+    /// or before `now`.
+    fn advance(&mut self, now: SimTime, land: bool) {
         loop {
             let opp = self
                 .busy()
                 .then(|| self.trace.time_of(self.next_opp))
                 .filter(|&t| t <= now);
-            let arrival = self.in_flight.front().map(|f| f.0).filter(|&t| t <= now);
+            let arrival = self.in_flight.front().map(|f| f.0).filter(|&t| land && t <= now);
             match (arrival, opp) {
                 (Some(a), Some(o)) if a <= o => self.land(),
                 (Some(_), None) => self.land(),
@@ -409,13 +413,16 @@ impl TraceLink {
 impl LinkModel for TraceLink {
     /// Burns the opportunities up to `now` first (Mahimahi `read_packet`), then applies
     /// drop-tail. `NextHop::Many` queues one copy per node; each copy uses capacity.
+    /// Arrivals due now wait for `handle_timeout`: `enqueue` reports drops only.
     fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
-        self.advance(now);
+        self.advance(now, false);
+        let queued = self.queue.len();
         to.each_copy(pkt, |pkt, node| self.accept(now, pkt, node));
+        self.accepted_last = self.queue.len() > queued;
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
-        self.advance(now);
+        self.advance(now, true);
     }
 
     /// The next opportunity while anything is queued or in transit, or the next
@@ -467,7 +474,12 @@ impl LinkModel for TraceLink {
         }
     }
 
-    // `last_on_wire`: always `None` — service starts strictly after `enqueue`'s `now`.
+    /// The packet the last `enqueue` accepted: captures record what the link accepts,
+    /// at acceptance, as they do for wired directions.
+    fn last_on_wire(&self) -> Option<&Packet> {
+        self.accepted_last.then(|| self.queue.back().map(|(p, _)| p)).flatten()
+    }
+
     // `close`: nothing to undo — `tx_*` count packets completed at processed
     // opportunities, all at or before the last wake-up.
 }

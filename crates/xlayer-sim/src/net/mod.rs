@@ -91,7 +91,7 @@ impl World {
                 self.capture_error.get_or_insert(e);
             }
         }
-        self.drain_link(link);
+        self.drain_link(link, true);
         self.rearm_link(link);
     }
 
@@ -103,15 +103,16 @@ impl World {
         }
         l.model.handle_timeout(self.now);
         self.rearm_link(link);
-        self.drain_link(link);
+        self.drain_link(link, false);
         self.rearm_link(link);
     }
 
-    /// Take everything a link produced.
-    fn drain_link(&mut self, link: u32) {
+    /// Take everything a link produced (after `enqueue`: drops only, by the contract).
+    fn drain_link(&mut self, link: u32, after_enqueue: bool) {
         while let Some(out) = self.links[link as usize].model.poll_output() {
             match out {
                 LinkOutput::Delivered { pkt, node } => {
+                    debug_assert!(!after_enqueue, "link `{}` delivered from enqueue", self.links[link as usize].entity);
                     self.links[link as usize].bytes_since_sample += pkt.size_bytes as u64;
                     self.arrive_at(node, pkt);
                 }

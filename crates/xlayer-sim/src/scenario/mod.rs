@@ -46,15 +46,27 @@ fn from_serde<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
 
 impl Scenario {
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let s: Scenario = serde_path_to_error::deserialize(de).map_err(from_serde)?;
-        s.validate()?;
-        Ok(s)
+        Self::from_json_in(text, None)
     }
 
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        Self::from_toml_in(text, None)
+    }
+
+    /// Parse JSON whose relative file paths are relative to `base_dir`.
+    pub fn from_json_in(text: &str, base_dir: Option<&std::path::Path>) -> Result<Scenario, ScenarioError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        Self::resolved(serde_path_to_error::deserialize(de).map_err(from_serde)?, base_dir)
+    }
+
+    /// Parse TOML whose relative file paths are relative to `base_dir`.
+    pub fn from_toml_in(text: &str, base_dir: Option<&std::path::Path>) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::new(text);
-        let s: Scenario = serde_path_to_error::deserialize(de).map_err(from_serde)?;
+        Self::resolved(serde_path_to_error::deserialize(de).map_err(from_serde)?, base_dir)
+    }
+
+    fn resolved(mut s: Scenario, base_dir: Option<&std::path::Path>) -> Result<Scenario, ScenarioError> {
+        s.base_dir = base_dir.map(|d| d.to_path_buf());
         s.validate()?;
         Ok(s)
     }
@@ -99,15 +111,12 @@ impl Scenario {
     pub fn from_file(path: &std::path::Path) -> Result<Scenario, ScenarioError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ScenarioError::at("", format!("cannot read {}: {e}", path.display())))?;
-        let mut s: Scenario = if path.extension().is_some_and(|x| x == "json") {
-            let de = &mut serde_json::Deserializer::from_str(&text);
-            serde_path_to_error::deserialize(de).map_err(from_serde)?
+        let dir = path.parent();
+        if path.extension().is_some_and(|x| x == "json") {
+            Self::from_json_in(&text, dir)
         } else {
-            serde_path_to_error::deserialize(toml::Deserializer::new(&text)).map_err(from_serde)?
-        };
-        s.base_dir = path.parent().map(|d| d.to_path_buf());
-        s.validate()?;
-        Ok(s)
+            Self::from_toml_in(&text, dir)
+        }
     }
 
     /// JSON Schema of the format.

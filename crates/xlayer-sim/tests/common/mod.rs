@@ -36,3 +36,21 @@ pub fn jain(x: &[f64]) -> f64 {
     let sq: f64 = x.iter().map(|v| v * v).sum();
     s * s / (x.len() as f64 * sq)
 }
+
+/// A trace at `rates_kbps[k]` for the k-th second, built like Mahimahi's
+/// `mm-rate-to-events`: accumulate the bits of each millisecond, emit one opportunity
+/// per 12000 bits.
+pub fn rate_trace(rates_kbps: &[u64]) -> String {
+    let (mut text, mut reserve_bits) = (String::new(), 0u64);
+    for (s, &kbps) in rates_kbps.iter().enumerate() {
+        for m in 1..=1000u64 {
+            reserve_bits += kbps; // kbit/s = bit/ms
+            while reserve_bits >= xlayer_sim::link::trace::OPPORTUNITY_BYTES as u64 * 8 {
+                reserve_bits -= xlayer_sim::link::trace::OPPORTUNITY_BYTES as u64 * 8;
+                text += &format!("{}\n", s as u64 * 1000 + m);
+            }
+        }
+    }
+    text
+}
+
