@@ -61,7 +61,7 @@ impl FifoRadio {
         }
     }
 
-    /// Start every transmission that can start by `now`, and land what has arrived.
+    /// Start every transmission that can start by `now`.
     fn advance(&mut self, now: SimTime) {
         while self.busy_until <= now {
             let Some((pkt, to)) = self.queue.pop_front() else { break };
@@ -71,6 +71,10 @@ impl FifoRadio {
             self.metrics.tx_units += 1;
             self.air.push_back((end + self.delay, pkt, to));
         }
+    }
+
+    /// Hand over what has arrived by `now`.
+    fn land_arrived(&mut self, now: SimTime) {
         while self.air.front().is_some_and(|(at, _, _)| *at <= now) {
             let (_, pkt, to) = self.air.pop_front().expect("checked");
             match to {
@@ -118,6 +122,7 @@ impl LinkModel for FifoRadio {
             self.busy_until = now;
         }
         self.advance(now);
+        self.land_arrived(now);
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
