@@ -1,13 +1,15 @@
 //! The shared slotted downlink of seed 004 (radio::downlink), driven directly (sans-IO)
-//! with synthetic traffic: capacity, scheduling, buffer limits, the CLAMP price, and the
-//! margin adaptation against its residual-loss target. `-- --nocapture` prints the
+//! with synthetic traffic: capacity, scheduling, buffer limits, the element-agent hook
+//! and the CLAMP price on it, and the margin adaptation against its residual-loss target. `-- --nocapture` prints the
 //! measured margins and slot-failure rates quoted in docs/reproductions/clamp.md.
 
+use std::sync::{Arc, Mutex};
+use xlayer_proto::agents::{ClampAp, ClampApConfig, ElementAgent, QueueView};
 use xlayer_proto::{Addr, Dir, FlowId, Packet, SimDur, SimTime, TrafficClass, Transport, UdpHeader};
 use xlayer_sim::engine::stream;
+use xlayer_sim::link::LinkContext;
 use xlayer_sim::link::{DropCause, LinkModel, LinkOutput, NextHop};
 use xlayer_sim::radio::downlink::{DownlinkConfig, SharedDownlink};
-use xlayer_sim::link::LinkContext;
 use xlayer_sim::scenario::units::QueueLimit;
 
 fn config(fading: Option<(f64, usize)>, attempts: u32) -> DownlinkConfig {
@@ -26,7 +28,6 @@ fn config(fading: Option<(f64, usize)>, attempts: u32) -> DownlinkConfig {
         queue: QueueLimit::Bytes(6_000_000),
         warmup: SimDur::from_secs(60),
         rate_window: SimDur::from_secs(30),
-        clamp: None,
     }
 }
 
@@ -145,9 +146,8 @@ fn the_byte_limit_is_per_receiver_queue() {
 
 #[test]
 fn clamp_price_is_eq_13_of_the_queue_average() {
-    let mut cfg = config(None, 5);
-    cfg.clamp = Some((5500.0, 0.5e-3));
-    let mut l = link(cfg, &[1], 1);
+    let ap = ClampApConfig { a_bytes: 5500.0, time_constant_s: 0.5e-3 };
+    let mut l = link(config(None, 5), &[1], 1).with_element_agents(|_| Box::new(ClampAp::new(ap)));
     // Ten packets arrive at once: the average starts at the first Q(1) = 1500 B and
     // same-instant arrivals carry no weight, so q = 1500 < a and the price is 0.
     for i in 0..10 {
@@ -171,6 +171,60 @@ fn clamp_price_is_eq_13_of_the_queue_average() {
     assert!((p - expect).abs() < 1e-12, "{p} vs {expect}");
 }
 
+/// Records what an element agent is shown: (enqueue?, now, view, uid).
+type Seen = Arc<Mutex<Vec<(bool, SimTime, QueueView, u64)>>>;
+
+struct Recorder(Seen);
+
+impl ElementAgent for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn on_enqueue(&mut self, now: SimTime, q: &QueueView, pkt: &mut Packet) {
+        self.0.lock().unwrap().push((true, now, *q, pkt.uid));
+    }
+    fn on_dequeue(&mut self, now: SimTime, q: &QueueView, pkt: &mut Packet) {
+        self.0.lock().unwrap().push((false, now, *q, pkt.uid));
+        pkt.notes_mut().l2_retransmissions = Some(7); // an annotation rides to the receiver
+    }
+}
+
+#[test]
+fn element_agents_see_accepted_packets_in_and_delivered_packets_out() {
+    let rx = [1, 2];
+    let seen: Vec<Seen> = rx.iter().map(|_| Seen::default()).collect();
+    let mut cfg = config(Some((60.0, 20)), 15);
+    cfg.queue = QueueLimit::Packets(5);
+    let mut l = link(cfg, &rx, 3).with_element_agents(|i| Box::new(Recorder(seen[i].clone())));
+    for i in 0..6 {
+        l.enqueue(SimTime::ZERO, pkt(i, 1, 1500), NextHop::One(1)); // #5 overflows
+    }
+    let t = drive(&mut l, &rx, SimTime::ZERO + SimDur::from_millis(300), 0, true);
+    let log = seen[0].lock().unwrap().clone();
+    assert!(seen[1].lock().unwrap().is_empty(), "receiver 2 got nothing");
+    let ins: Vec<_> = log.iter().filter(|e| e.0).collect();
+    let outs: Vec<_> = log.iter().filter(|e| !e.0).collect();
+    assert_eq!(ins.iter().map(|e| e.3).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4], "rejected packets are not shown");
+    for (k, e) in ins.iter().enumerate() {
+        assert_eq!(
+            (e.2.backlog_packets, e.2.backlog_bytes),
+            (k as u64 + 1, 1500 * (k as u64 + 1)),
+            "counts the arrival"
+        );
+    }
+    assert_eq!(outs.len(), t.delivered.len());
+    assert_eq!(outs.len() as u64, l.user_stats(0).delivered_packets);
+    for (e, (at, p, _)) in outs.iter().zip(&t.delivered) {
+        assert_eq!(e.3, p.uid);
+        assert!(e.1 < *at, "decided before the packet lands");
+        assert!(e.2.service_rate_bps > 0.0);
+        assert!(e.2.backlog_packets < 5 && e.2.backlog_bytes <= 1500 * e.2.backlog_packets, "excludes the departure");
+        assert_eq!(p.notes.as_ref().and_then(|n| n.l2_retransmissions), Some(7));
+    }
+    assert!(log.windows(2).all(|w| w[0].1 <= w[1].1), "now never decreases");
+    assert_eq!(outs.last().map(|e| e.2.backlog_packets), Some(0));
+}
+
 /// Saturated receivers for `secs` on a fading channel: (margins dB, slot-failure
 /// rates, residual loss, delivered packets).
 fn saturated(doppler: f64, attempts: u32, secs_run: u64, seed: u64) -> (Vec<f64>, Vec<f64>, f64, u64) {
@@ -190,7 +244,9 @@ fn slow_fading_margin_meets_the_residual_loss_target() {
     // 0.1 m/s: f_d = 0.6 Hz, n = 5. Slot failures are strongly correlated, so the margin
     // must keep the failure rate far below the independent-failure value 10^(-3/5).
     let (m, f, loss, n) = saturated(0.6, 5, 600, 11);
-    println!("slow fading, n = 5: margins {m:.2?} dB, slot-failure rates {f:.4?}, residual loss {loss:.2e} over {n} packets");
+    println!(
+        "slow fading, n = 5: margins {m:.2?} dB, slot-failure rates {f:.4?}, residual loss {loss:.2e} over {n} packets"
+    );
     assert!(loss > 0.3e-3 && loss < 3e-3, "{loss}");
     assert!(m.iter().all(|&x| x > 0.0));
 }

@@ -1,13 +1,22 @@
-//! Receiver-side window agents: they watch every data segment a TCP receiver gets
-//! (with any cross-layer annotations network elements attached) and may rewrite the
-//! advertised window of every ACK the receiver sends. Koga (seed 000) and CLAMP
-//! (seed 004) plug in here.
+//! Agents, the two kinds of cross-layer plug-in:
+//!
+//! - Receiver-side window agents ([`WindowAgent`]): they watch every data segment a TCP
+//!   receiver gets (with any cross-layer annotations network elements attached) and may
+//!   rewrite the advertised window of every ACK the receiver sends. Koga (seed 000) and
+//!   CLAMP (seed 004) plug in here.
+//! - Network-element agents ([`ElementAgent`], `element.rs`): they sit at a queue in a
+//!   network element and see, and may annotate, every packet on enqueue and dequeue.
+//!   CLAMP's access-point price ([`ClampAp`]) plugs in here.
 
 mod clamp;
+mod clamp_ap;
+mod element;
 mod fixed;
 mod koga;
 
 pub use clamp::{ClampAgent, ClampConfig};
+pub use clamp_ap::{ClampAp, ClampApConfig};
+pub use element::{ElementAgent, QueueView};
 pub use fixed::FixedWindow;
 pub use koga::{ideal_awnd_packets, KogaAgent, KogaConfig};
 

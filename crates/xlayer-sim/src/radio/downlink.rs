@@ -1,5 +1,6 @@
-//! Slotted, rate-adaptive shared downlink with a proportional-fair scheduler and the
-//! CLAMP access-point agent (seed 004 §IV-A, §V-B, §V-C; Andrew & Hanly).
+//! Slotted, rate-adaptive shared downlink with a proportional-fair scheduler (seed 004
+//! §V-B, §V-C; Andrew & Hanly), with optional element agents at its receiver queues
+//! (e.g. the CLAMP access-point price of §IV-A, `xlayer_proto::agents::ClampAp`).
 //!
 //! Per slot of τ_slot (3 ms) the access point serves one receiver queue (flows to one
 //! mobile share its queue): the backlogged queue with the largest μ_i/r_i (`mac::pf`).
@@ -15,8 +16,13 @@
 //! the channel time is `warmup + t` (the warm-up is simulated at construction by the
 //! saturated shadow scheduler, `saturated.rs`). Per slot the work is one fading
 //! evaluation per receiver and two PF passes; nothing is allocated.
+//!
+//! Element agents (`xlayer_proto::agents::element`), one per receiver queue or none, see
+//! each packet the queue accepts (`on_enqueue`, at its arrival) and each packet a
+//! successful slot completes (`on_dequeue`, when the slot's outcome is applied: its end,
+//! or its start on the fixed channel). Their view's service rate is the queue's μ_c
+//! from the shadow scheduler.
 
-mod ap;
 mod margin;
 mod phy;
 mod queue;
@@ -28,12 +34,12 @@ pub use spec::{ClampApSpec, DownlinkSpec, FadingSpec};
 use crate::link::{DropCause, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop};
 use crate::mac::pf::{self, PfUser};
 use crate::scenario::units::QueueLimit;
-use ap::ClampAp;
 use margin::Margin;
 use phy::{Channel, Phy};
 use queue::{Plan, UserQueue};
 use saturated::{Saturated, SlotRules};
 use std::collections::VecDeque;
+use xlayer_proto::agents::ElementAgent;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
 /// Everything the model needs, in model units (see `DownlinkSpec` for the meanings).
@@ -54,8 +60,6 @@ pub struct DownlinkConfig {
     pub queue: QueueLimit,
     pub warmup: SimDur,
     pub rate_window: SimDur,
-    /// CLAMP agent: (a in bytes, queue-average time constant in seconds).
-    pub clamp: Option<(f64, f64)>,
 }
 
 /// Virtual packet size of the warm-up (the paper's 1500-byte packets).
@@ -98,8 +102,8 @@ pub struct SharedDownlink {
     gain: Vec<f64>,
     gain_end: Vec<f64>,
     shadow: Saturated,
-    /// CLAMP agent: a (bytes), the queue-average time constant (s), one agent per queue.
-    clamp: Option<(f64, f64, Vec<ClampAp>)>,
+    /// Element agents: one per receiver queue, or none.
+    agents: Vec<Box<dyn ElementAgent>>,
     /// Index of the next slot boundary to process (its time is `next_slot · slot`).
     next_slot: u64,
     current: Option<InAir>,
@@ -114,7 +118,8 @@ impl SharedDownlink {
     pub fn new(cfg: DownlinkConfig, ctx: &LinkContext<'_>) -> Self {
         let n = ctx.receivers.len();
         let slot_s = cfg.slot.as_secs_f64();
-        let phy = Phy { slot_s, bandwidth_hz: cfg.bandwidth_hz, max_rate_bps: cfg.max_rate_bps, mean_snr: cfg.mean_snr };
+        let phy =
+            Phy { slot_s, bandwidth_hz: cfg.bandwidth_hz, max_rate_bps: cfg.max_rate_bps, mean_snr: cfg.mean_snr };
         let channel = match cfg.fading {
             None => Channel::Fixed,
             Some((doppler, g)) => Channel::Jakes(spec::jakes_paths(doppler, g, n, ctx)),
@@ -140,7 +145,7 @@ impl SharedDownlink {
             gain: vec![0.0; n],
             gain_end: vec![0.0; n],
             shadow: Saturated::new(n, ewma),
-            clamp: cfg.clamp.map(|(a, tc)| (a, tc, vec![ClampAp::default(); n])),
+            agents: Vec::new(),
             next_slot: 0,
             current: None,
             air: VecDeque::new(),
@@ -150,6 +155,13 @@ impl SharedDownlink {
         };
         link.warm_up(warm_slots);
         link
+    }
+
+    /// Put an element agent at every receiver queue: `make(i)` builds receiver `i`'s
+    /// (in the order of `LinkContext::receivers`). Replaces any agents set before.
+    pub fn with_element_agents(mut self, make: impl FnMut(usize) -> Box<dyn ElementAgent>) -> Self {
+        self.agents = (0..self.receivers.len()).map(make).collect();
+        self
     }
 
     /// Saturated virtual traffic over channel time [0, warmup): margins adapt, the
@@ -221,19 +233,19 @@ impl SharedDownlink {
 
     /// Hand the packets a successful slot completed to the air. `start`/`end` bound
     /// the slot; on the fixed channel each packet leaves when its last bit is sent.
+    /// The outcome is applied now: at `start` on the fixed channel, else at `end`.
     fn deliver(&mut self, s: InAir, start: SimTime, end: SimTime) {
         let exact = matches!(self.channel, Channel::Fixed);
+        let now = if exact { start } else { end };
         let slot_s = self.rules.phy.slot_s;
         let node = self.receivers[s.user];
-        let price = self.clamp.as_ref().map(|(a, _, aps)| {
-            let mu_c = self.shadow.rate_bps(s.user) / 8.0;
-            aps[s.user].price(*a, mu_c)
-        });
+        let mu_c_bps = self.shadow.rate_bps(s.user);
+        let mut agent = self.agents.get_mut(s.user);
         let (air, delay, stats) = (&mut self.air, self.air_delay, &mut self.stats[s.user]);
-        self.queues[s.user].commit_success(s.plan, |mut pkt, used| {
+        self.queues[s.user].commit_success(s.plan, |mut pkt, used, q| {
             let leave = if exact { start + SimDur::from_secs_f64(slot_s * used as f64 * 8.0 / s.bits) } else { end };
-            if let Some(p) = price {
-                pkt.notes_mut().price = Some(p); // §IV-A: the price rides on every packet
+            if let Some(a) = agent.as_mut() {
+                a.on_dequeue(now, &q.view(mu_c_bps), &mut pkt);
             }
             stats.delivered_packets += 1;
             air.push_back((leave + delay, pkt, node));
@@ -285,7 +297,7 @@ impl SharedDownlink {
     pub fn margin_db(&self, user: usize) -> f64 {
         self.margins[user].db()
     }
-    /// The receiver's potential rate μ_c (bit/s) as the price uses it.
+    /// The receiver's potential rate μ_c (bit/s), the element agents' service rate.
     pub fn potential_rate_bps(&self, user: usize) -> f64 {
         self.shadow.rate_bps(user)
     }
@@ -293,9 +305,14 @@ impl SharedDownlink {
     pub fn pf_average_bps(&self, user: usize) -> f64 {
         self.pf[user].avg
     }
+    /// A gauge of the element agent at a receiver's queue, if there is one and it has
+    /// a gauge of that name.
+    pub fn element_gauge(&self, user: usize, name: &str) -> Option<f64> {
+        self.agents.get(user)?.gauge(name)
+    }
     /// The CLAMP agent's averaged queue q (bytes), if the agent is on.
     pub fn clamp_average_queue(&self, user: usize) -> Option<f64> {
-        self.clamp.as_ref().map(|(_, _, aps)| aps[user].average_bytes())
+        self.element_gauge(user, xlayer_proto::agents::ClampAp::AVERAGE_QUEUE_BYTES)
     }
     pub fn queue_bytes(&self, user: usize) -> u64 {
         self.queues[user].held_bytes()
@@ -310,9 +327,9 @@ impl SharedDownlink {
             return;
         }
         q.push(pkt);
-        if let Some((_, tc, aps)) = self.clamp.as_mut() {
-            // Q(n): the queue with the arriving packet in it (see ap.rs).
-            aps[user].on_arrival(now, q.backlog_bytes(), *tc);
+        if let Some(agent) = self.agents.get_mut(user) {
+            let view = q.view(self.shadow.rate_bps(user)); // counts the arriving packet
+            agent.on_enqueue(now, &view, q.back_mut().expect("just pushed"));
         }
     }
 }
@@ -344,8 +361,7 @@ impl LinkModel for SharedDownlink {
     }
 
     fn metrics(&self, _now: SimTime) -> LinkMetrics {
-        let (packets, bytes) =
-            self.queues.iter().fold((0, 0), |(n, b), q| (n + q.len() as u64, b + q.held_bytes()));
+        let (packets, bytes) = self.queues.iter().fold((0, 0), |(n, b), q| (n + q.len() as u64, b + q.held_bytes()));
         LinkMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
+use xlayer_proto::agents::QueueView;
 use xlayer_proto::Packet;
 
 #[derive(Default)]
@@ -54,6 +55,16 @@ impl UserQueue {
         self.pkts.push_back(pkt);
     }
 
+    /// The packet pushed last (for the queue's element agent).
+    pub fn back_mut(&mut self) -> Option<&mut Packet> {
+        self.pkts.back_mut()
+    }
+
+    /// What an element agent at this queue sees (`xlayer_proto::agents::element`).
+    pub fn view(&self, service_rate_bps: f64) -> QueueView {
+        QueueView { backlog_bytes: self.backlog_bytes(), backlog_packets: self.pkts.len() as u64, service_rate_bps }
+    }
+
     pub fn plan(&self, capacity: u64) -> Plan {
         let mut left = capacity;
         let mut completes = 0;
@@ -69,15 +80,16 @@ impl UserQueue {
     }
 
     /// The slot got through: hand over the completed packets, each with the slot bytes
-    /// used up to and including its last byte, and keep the partial progress.
-    pub fn commit_success(&mut self, plan: Plan, mut deliver: impl FnMut(Packet, u64)) {
+    /// used up to and including its last byte and the queue as it stands once the packet
+    /// has left (the slot's partial progress on the next packet is added at the end).
+    pub fn commit_success(&mut self, plan: Plan, mut deliver: impl FnMut(Packet, u64, &Self)) {
         let mut used = 0;
         for _ in 0..plan.completes {
             let p = self.pkts.pop_front().expect("planned packets are still queued");
             used += u64::from(p.size_bytes) - self.head_sent;
             self.bytes -= u64::from(p.size_bytes);
             self.head_sent = 0;
-            deliver(p, used);
+            deliver(p, used, self);
         }
         self.head_sent += plan.partial;
     }
@@ -114,14 +126,14 @@ mod tests {
         q.push(pkt(1, 1500));
         let plan = q.plan(1000);
         assert_eq!(plan, Plan { capacity: 1000, completes: 0, partial: 1000 });
-        q.commit_success(plan, |_, _| panic!("nothing completes"));
+        q.commit_success(plan, |_, _, _| panic!("nothing completes"));
         assert_eq!(q.backlog_bytes(), 2000);
         assert_eq!(q.held_bytes(), 3000);
         let plan = q.plan(1000);
         assert_eq!(plan.completes, 1);
         assert_eq!(plan.partial, 500);
         let mut got = vec![];
-        q.commit_success(plan, |p, used| got.push((p.uid, used)));
+        q.commit_success(plan, |p, used, _| got.push((p.uid, used)));
         assert_eq!(got, vec![(0, 500)]);
         assert_eq!(q.backlog_bytes(), 1000);
     }
@@ -134,7 +146,7 @@ mod tests {
         assert_eq!(plan, Plan { capacity: 3750, completes: 1, partial: 0 });
         q.push(pkt(1, 1500)); // arrives during the slot: not carried by it
         let mut got = vec![];
-        q.commit_success(plan, |p, used| got.push((p.uid, used)));
+        q.commit_success(plan, |p, used, _| got.push((p.uid, used)));
         assert_eq!(got, vec![(0, 1500)]);
         assert_eq!(q.backlog_bytes(), 1500);
     }
@@ -146,7 +158,7 @@ mod tests {
             q.push(pkt(i, 1500));
         }
         let first = q.plan(700);
-        q.commit_success(first, |_, _| {});
+        q.commit_success(first, |_, _, _| {});
         let plan = q.plan(2500); // completes #0 (800 left of it) and #1, starts #2
         assert_eq!((plan.completes, plan.partial), (2, 200));
         let mut dropped = vec![];

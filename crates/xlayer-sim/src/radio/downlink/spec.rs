@@ -8,6 +8,7 @@ use crate::scenario::units::{Bytes, Duration, QueueLimit, Rate};
 use crate::scenario::ScenarioError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use xlayer_proto::agents::{ClampAp, ClampApConfig, ElementAgent};
 use xlayer_proto::SimDur;
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -58,7 +59,8 @@ pub struct DownlinkSpec {
     /// Averaging window of each queue's potential rate μ_c. Default: "30s".
     #[serde(default = "rate_window")]
     pub rate_window: Duration,
-    /// The CLAMP access-point agent: stamp a price on every packet. Default: off.
+    /// The CLAMP access-point agent (an element agent at every receiver queue): stamp a
+    /// price on every packet. Default: off.
     #[serde(default)]
     pub clamp: Option<ClampApSpec>,
 }
@@ -92,6 +94,12 @@ pub struct ClampApSpec {
 
 fn queue_time_constant() -> Duration {
     Duration(SimDur::from_millis(500))
+}
+
+impl ClampApSpec {
+    pub fn config(&self) -> ClampApConfig {
+        ClampApConfig { a_bytes: self.a.0 as f64, time_constant_s: self.time_constant.0.as_secs_f64() }
+    }
 }
 
 fn slot() -> Duration {
@@ -183,7 +191,12 @@ impl DownlinkSpec {
     }
 
     pub fn build(&self, ctx: &LinkContext<'_>) -> AnyLink {
-        AnyLink::SharedDownlink(Box::new(SharedDownlink::new(self.config(), ctx)))
+        let mut link = SharedDownlink::new(self.config(), ctx);
+        if let Some(clamp) = &self.clamp {
+            let cfg = clamp.config();
+            link = link.with_element_agents(|_| Box::new(ClampAp::new(cfg)) as Box<dyn ElementAgent>);
+        }
+        AnyLink::SharedDownlink(Box::new(link))
     }
 
     pub fn config(&self) -> DownlinkConfig {
@@ -205,7 +218,6 @@ impl DownlinkSpec {
             queue: self.queue,
             warmup: self.warmup.0,
             rate_window: self.rate_window.0,
-            clamp: self.clamp.as_ref().map(|c| (c.a.0 as f64, c.time_constant.0.as_secs_f64())),
         }
     }
 }
