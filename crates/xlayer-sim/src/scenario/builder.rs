@@ -13,6 +13,7 @@ use crate::net::{Edge, Group, Groups, LinkRt, NodeRt, Routes};
 use crate::stats::{Conservation, Series};
 use crate::trace::pcap::PcapWriter;
 use crate::world::{Event, World};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use xlayer_proto::{Addr, SimDur, SimTime};
@@ -26,7 +27,8 @@ const RADIO_TAG: u64 = 8;
 /// `<pcap_dir>/<link>.pcap`.
 pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Result<World, ScenarioError> {
     s.validate()?;
-    let index = |name: &str| s.nodes.iter().position(|n| n.name == name).expect("validated") as u32;
+    let nodes = s.node_index();
+    let index = |name: &str| nodes[name];
     let mut links = Vec::with_capacity(2 * s.links.len() + s.radios.len());
     let mut edges = Vec::with_capacity(links.capacity());
     let mut wired = 0;
@@ -142,7 +144,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         outbox: Vec::new(),
     };
     for (i, f) in s.flows.iter().enumerate() {
-        let place = place(s, i, f, &world.routes)?;
+        let place = place(s, &nodes, i, f, &world.routes)?;
         world.add_flow(registry::flow_setup(f, i, place));
     }
     if series_interval.is_some() {
@@ -152,8 +154,14 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
 }
 
 /// Resolve a flow's ends and check that packets can get there and back.
-fn place(s: &Scenario, i: usize, f: &FlowSpec, routes: &Routes) -> Result<FlowPlace, ScenarioError> {
-    let index = |name: &str| s.nodes.iter().position(|n| n.name == name).expect("validated") as u32;
+fn place(
+    s: &Scenario,
+    nodes: &HashMap<&str, u32>,
+    i: usize,
+    f: &FlowSpec,
+    routes: &Routes,
+) -> Result<FlowPlace, ScenarioError> {
+    let index = |name: &str| nodes[name];
     let src = index(&f.src);
     let (dst, receivers) = match s.group(&f.dst) {
         Some(g) => (Addr::group(g as u32), s.groups[g].members.iter().map(|m| index(&m.node)).collect()),

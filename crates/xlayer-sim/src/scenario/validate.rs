@@ -4,7 +4,7 @@
 use super::schema::*;
 use super::units::QueueLimit;
 use super::ScenarioError;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use xlayer_proto::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 
 type R = Result<(), ScenarioError>;
@@ -51,18 +51,19 @@ impl Scenario {
             return Err(ScenarioError::at("node", "a scenario needs at least one node"));
         }
         unique("node", self.nodes.iter().enumerate().map(|(i, n)| (i, n.name.as_str())))?;
+        let nodes = &self.node_index();
         let link_names: Vec<String> = self.links.iter().map(|l| l.resolved_name()).collect();
         unique("link", link_names.iter().enumerate().map(|(i, n)| (i, n.as_str())))?;
         for (i, r) in self.radios.iter().enumerate() {
             if link_names.contains(&r.name) || self.radios[..i].iter().any(|o| o.name == r.name) {
                 return Err(ScenarioError::at(format!("radio[{i}].name"), format!("`{}` is used twice; link and radio names must be unique", r.name)));
             }
-            self.node(format!("radio[{i}].from"), &r.from)?;
+            self.node(nodes, format!("radio[{i}].from"), &r.from)?;
             if r.to.is_empty() {
                 return Err(ScenarioError::at(format!("radio[{i}].to"), "needs at least one receiver node"));
             }
             for (j, to) in r.to.iter().enumerate() {
-                self.node(format!("radio[{i}].to[{j}]"), to)?;
+                self.node(nodes, format!("radio[{i}].to[{j}]"), to)?;
                 if *to == r.from || r.to[..j].contains(to) {
                     return Err(ScenarioError::at(format!("radio[{i}].to[{j}]"), format!("`{to}` must be listed once and differ from `from`")));
                 }
@@ -70,8 +71,8 @@ impl Scenario {
             r.model.validate(&format!("radio[{i}].model"))?;
         }
         for (i, l) in self.links.iter().enumerate() {
-            self.node(format!("link[{i}].a"), &l.a)?;
-            self.node(format!("link[{i}].b"), &l.b)?;
+            self.node(nodes, format!("link[{i}].a"), &l.a)?;
+            self.node(nodes, format!("link[{i}].b"), &l.b)?;
             if l.a == l.b {
                 return Err(ScenarioError::at(format!("link[{i}].b"), "a link must join two different nodes"));
             }
@@ -101,20 +102,25 @@ impl Scenario {
                 ));
             }
         }
-        self.validate_groups()?;
+        self.validate_groups(nodes)?;
         let flow_names: Vec<String> = self.flows.iter().enumerate().map(|(i, f)| f.resolved_name(i)).collect();
         unique("flow", flow_names.iter().enumerate().map(|(i, n)| (i, n.as_str())))?;
         for (i, f) in self.flows.iter().enumerate() {
-            self.validate_flow(i, f)?;
+            self.validate_flow(nodes, i, f)?;
         }
         Ok(())
     }
 
-    fn node(&self, path: String, name: &str) -> Result<&NodeSpec, ScenarioError> {
-        self.nodes
-            .iter()
-            .find(|n| n.name == name)
-            .ok_or_else(|| ScenarioError::at(path, format!("no node is named `{name}`")))
+    /// Node ids by name.
+    pub fn node_index(&self) -> HashMap<&str, u32> {
+        self.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect()
+    }
+
+    fn node(&self, nodes: &HashMap<&str, u32>, path: String, name: &str) -> Result<&NodeSpec, ScenarioError> {
+        match nodes.get(name) {
+            Some(&i) => Ok(&self.nodes[i as usize]),
+            None => Err(ScenarioError::at(path, format!("no node is named `{name}`"))),
+        }
     }
 
     /// The group a flow's `dst` names, if it names one.
@@ -122,7 +128,7 @@ impl Scenario {
         self.groups.iter().position(|g| g.name == name)
     }
 
-    fn validate_flow(&self, i: usize, f: &FlowSpec) -> R {
+    fn validate_flow(&self, nodes: &HashMap<&str, u32>, i: usize, f: &FlowSpec) -> R {
         check_clamp_agent(i, f)?;
         let at = |field: &str| format!("flow[{i}].{field}");
         let mut ends = vec![("src", &f.src)];
@@ -137,7 +143,7 @@ impl Scenario {
             ends.push(("dst", &f.dst));
         }
         for (field, name) in ends {
-            if self.node(at(field), name)?.kind != NodeKind::Host {
+            if self.node(nodes, at(field), name)?.kind != NodeKind::Host {
                 return Err(ScenarioError::at(at(field), format!("`{name}` is a router; flows run between hosts")));
             }
         }
@@ -229,7 +235,7 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_groups(&self) -> R {
+    fn validate_groups(&self, nodes: &HashMap<&str, u32>) -> R {
         unique("group", self.groups.iter().enumerate().map(|(i, g)| (i, g.name.as_str())))?;
         for (i, g) in self.groups.iter().enumerate() {
             let at = |field: String| format!("group[{i}].{field}");
@@ -240,7 +246,7 @@ impl Scenario {
                 return Err(ScenarioError::at(at("members".into()), "needs at least one member"));
             }
             for (j, m) in g.members.iter().enumerate() {
-                if self.node(at(format!("members[{j}].node")), &m.node)?.kind != NodeKind::Host {
+                if self.node(nodes, at(format!("members[{j}].node")), &m.node)?.kind != NodeKind::Host {
                     return Err(ScenarioError::at(at(format!("members[{j}].node")), format!("`{}` is a router; members are hosts", m.node)));
                 }
                 if g.members[..j].iter().any(|o| o.node == m.node) {
