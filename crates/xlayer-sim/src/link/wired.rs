@@ -33,8 +33,11 @@ pub struct WiredDir {
     last_serialization: (u32, SimDur),
     pub tx_packets: u64,
     pub tx_bytes: u64,
-    /// Landed packets and drops, for `poll_output`.
+    /// Drops, for `poll_output`.
     out: VecDeque<LinkOutput>,
+    /// The head of the pipe has landed and waits for `poll_output` (it stays in the pipe
+    /// so the hot path moves it once).
+    landed: bool,
     /// Where the packet the last `enqueue` put on the wire is, for captures.
     last_wire: LastWire,
 }
@@ -64,6 +67,7 @@ impl WiredDir {
             tx_packets: 0,
             tx_bytes: 0,
             out: VecDeque::new(),
+            landed: false,
             last_wire: LastWire::None,
         }
     }
@@ -130,17 +134,18 @@ impl LinkModel for WiredDir {
 
     /// Lands the head of the pipe if it is due: one packet per wake-up.
     fn handle_timeout(&mut self, now: SimTime) {
-        if self.pipe.front().is_some_and(|&(at, _)| at <= now) {
-            let (_, pkt) = self.pipe.pop_front().expect("checked");
-            self.out.push_back(LinkOutput::Delivered { pkt, node: self.to_node });
-        }
+        self.landed |= self.pipe.front().is_some_and(|&(at, _)| at <= now);
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.pipe.front().map(|&(at, _)| at)
+        self.pipe.get(usize::from(self.landed)).map(|&(at, _)| at)
     }
 
     fn poll_output(&mut self) -> Option<LinkOutput> {
+        if std::mem::take(&mut self.landed) {
+            let (_, pkt) = self.pipe.pop_front().expect("a landed packet is at the head");
+            return Some(LinkOutput::Delivered { pkt, node: self.to_node });
+        }
         self.out.pop_front()
     }
 

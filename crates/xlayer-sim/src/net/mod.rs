@@ -50,9 +50,8 @@ impl World {
     }
 
     fn forward(&mut self, node: u32, pkt: Packet) {
-        let Some(hop) = self.routes.hop(node, pkt.dst.0) else {
-            unreachable!("routes between endpoints are checked when the world is built")
-        };
+        // Routes between endpoints are checked when the world is built.
+        let hop = self.routes.next_hop(node, pkt.dst.0);
         self.send_on(hop.link, pkt, NextHop::One(hop.next));
     }
 
@@ -86,16 +85,21 @@ impl World {
     fn send_on(&mut self, link: u32, pkt: Packet, to: NextHop<'_>) {
         let l = &mut self.links[link as usize];
         l.model.enqueue(self.now, pkt, to);
-        if let (Some(c), Some(pkt)) = (l.capture, l.model.last_on_wire()) {
-            if let Err(e) = self.captures[c].write(self.now, pkt) {
+        if let Some(c) = l.capture {
+            if let Some(Err(e)) = l.model.last_on_wire().map(|pkt| self.captures[c].write(self.now, pkt)) {
                 self.capture_error.get_or_insert(e);
             }
         }
-        self.drain_link(link, true);
+        if let Some(out) = l.model.poll_output() {
+            self.take_output(link, out, true);
+            self.drain_link(link, true);
+        }
         self.rearm_link(link);
     }
 
     /// A link's wake-up: its next wake-up is queued before what it lands travels on.
+    /// (Draining cannot move it: only `handle_timeout` and `enqueue` change a model, and
+    /// an `enqueue` re-arms by itself.)
     pub(crate) fn wake_link(&mut self, link: u32) {
         let l = &mut self.links[link as usize];
         if l.wake == self.now {
@@ -104,22 +108,26 @@ impl World {
         l.model.handle_timeout(self.now);
         self.rearm_link(link);
         self.drain_link(link, false);
-        self.rearm_link(link);
     }
 
     /// Take everything a link produced (after `enqueue`: drops only, by the contract).
     fn drain_link(&mut self, link: u32, after_enqueue: bool) {
         while let Some(out) = self.links[link as usize].model.poll_output() {
-            match out {
-                LinkOutput::Delivered { pkt, node } => {
-                    debug_assert!(!after_enqueue, "link `{}` delivered from enqueue", self.links[link as usize].entity);
-                    self.links[link as usize].bytes_since_sample += pkt.size_bytes as u64;
-                    self.arrive_at(node, pkt);
-                }
-                LinkOutput::Dropped { pkt, cause } => {
-                    self.links[link as usize].drops[cause as usize] += 1;
-                    self.drop(pkt, cause);
-                }
+            self.take_output(link, out, after_enqueue);
+        }
+    }
+
+    fn take_output(&mut self, link: u32, out: LinkOutput, after_enqueue: bool) {
+        let l = &mut self.links[link as usize];
+        match out {
+            LinkOutput::Delivered { pkt, node } => {
+                debug_assert!(!after_enqueue, "link `{}` delivered from enqueue", l.entity);
+                l.bytes_since_sample += pkt.size_bytes as u64;
+                self.arrive_at(node, pkt);
+            }
+            LinkOutput::Dropped { pkt, cause } => {
+                l.drops[cause as usize] += 1;
+                self.drop(pkt, cause);
             }
         }
     }

@@ -107,20 +107,24 @@ impl Routes {
     }
 
     /// The hop from `from` towards `to` (`from != to`), if there is a path.
-    #[inline]
     pub fn hop(&self, from: u32, to: u32) -> Option<Hop> {
         let r = self.row[from as usize];
-        let h = if r == STUB {
+        // A stub reaches `to` iff its neighbour does (or `to` is the neighbour).
+        let reachable = r != STUB || {
             let up = self.uplink[from as usize];
-            // A stub reaches `to` iff its neighbour does (or `to` is the neighbour).
-            if up.next != to && self.hop(up.next, to).is_none() {
-                return None;
-            }
-            up
-        } else {
-            self.table[r as usize * self.n + to as usize]
+            up.next == to || self.hop(up.next, to).is_some()
         };
-        (h.link != NO_ROUTE).then_some(h)
+        let h = self.next_hop(from, to);
+        (reachable && h.link != NO_ROUTE).then_some(h)
+    }
+
+    /// The hop from `from` towards `to`, where a path is known to exist (forwarding).
+    #[inline]
+    pub fn next_hop(&self, from: u32, to: u32) -> Hop {
+        match self.row[from as usize] {
+            STUB => self.uplink[from as usize],
+            r => self.table[r as usize * self.n + to as usize],
+        }
     }
 }
 
