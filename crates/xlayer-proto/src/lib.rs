@@ -5,6 +5,8 @@
 //! (`xlayer-sim`); the engine is one driver of it. Every transport endpoint implements
 //! [`Endpoint`]; [`testing::Pair`] drives two of them over a toy link.
 
+#![forbid(unsafe_code)]
+
 pub mod agents;
 pub mod app;
 pub mod endpoint;

@@ -61,8 +61,8 @@ impl World {
             )));
         }
         let mut flows = Vec::with_capacity(self.flows.len());
-        for i in 0..self.flows.len() {
-            self.flow_rows(i, per_flow_in_flight[i], &mut flows);
+        for (i, in_flight) in per_flow_in_flight.into_iter().enumerate() {
+            self.flow_rows(i, in_flight, &mut flows);
         }
         let duration = self.end.as_secs_f64();
         let end = self.end;

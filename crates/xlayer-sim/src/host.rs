@@ -100,6 +100,19 @@ impl World {
         }
     }
 
+    /// The counters of one endpoint of flow `flow` (`role` 0: the sender; k + 1: its
+    /// k-th receiver by ascending node), as the endpoint reports them by name.
+    pub fn endpoint_counters(&self, flow: u32, role: u32, f: &mut dyn FnMut(&'static str, u64)) {
+        let fl = &self.flows[flow as usize];
+        let e = match role {
+            0 => Some(fl.sender),
+            k => fl.receivers.get(k as usize - 1).map(|&(_, e)| e),
+        };
+        if let Some(e) = e {
+            self.endpoints[e as usize].ep.counters(f);
+        }
+    }
+
     fn add_endpoint(&mut self, flow: u32, node: u32, role: u32, ep: Box<dyn Endpoint>) -> u32 {
         let index = self.endpoints.len() as u32;
         let tag = if role == 0 { 3 } else { 4 };

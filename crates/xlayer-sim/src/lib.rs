@@ -1,6 +1,8 @@
 //! The xlayer world: an event engine that drives the sans-IO models of `xlayer-proto`
 //! over links, queues and channels, with scenarios, statistics and captures.
 
+#![forbid(unsafe_code)]
+
 pub mod channel;
 pub mod determinism;
 pub mod engine;

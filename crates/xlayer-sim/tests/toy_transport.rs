@@ -6,8 +6,8 @@ use xlayer_proto::endpoint::{AppCommand, Endpoint, Transmit};
 use xlayer_proto::{Addr, Dir, Packet, SimDur, SimTime, TrafficClass, Transport, UdpHeader};
 use xlayer_sim::{FlowSetup, Scenario};
 
-/// Sends `size`-byte packets every `gap` from Start to Stop; counts the highest
-/// cumulative acknowledgement it got.
+/// Sends `size`-byte packets every `gap` from Start to Stop; its counter `acked` is the
+/// highest cumulative acknowledgement it got.
 struct Pacer {
     gap: SimDur,
     size: u32,
@@ -60,7 +60,7 @@ impl Endpoint for CumulativeAcker {
     }
     fn handle_timeout(&mut self, _now: SimTime) {}
     fn poll_transmit(&mut self, _now: SimTime) -> Option<Transmit> {
-        std::mem::take(&mut self.owe_ack).then(|| Transmit {
+        std::mem::take(&mut self.owe_ack).then_some(Transmit {
             size_bytes: 28,
             transport: Transport::Udp(UdpHeader { seq: self.received, payload_bytes: 0 }),
         })
@@ -106,6 +106,10 @@ fn a_transport_written_outside_the_engine_runs_and_is_accounted_for() {
         sender: Box::new(Pacer { gap: SimDur::from_millis(10), size: 1000, next: None, seq: 0, acked: 0 }),
         receivers: vec![(b, Box::new(CumulativeAcker::default()))],
     });
+    let mut acked = 0;
+    w.run_until(ms(2_000));
+    w.endpoint_counters(0, 0, &mut |name, v| if name == "acked" { acked = v });
+    assert_eq!(acked, 100, "the sender heard every cumulative acknowledgement");
     let r = w.finish().expect("finishes");
     let f = &r.flows[0];
     // One packet every 10 ms over [100 ms, 1100 ms): 100 packets, all delivered and acked.
