@@ -10,6 +10,7 @@
 pub mod agents;
 pub mod app;
 pub mod endpoint;
+pub mod l2;
 pub mod packet;
 pub mod rlc;
 pub mod tcp;

@@ -1,10 +1,13 @@
 //! Property tests: an RLC sender and receiver joined by a toy TTI channel (whole-TTI
 //! losses, a fixed one-way delay, exact error-free status), driven by random offers,
 //! losses and parameters. Invariants are checked on every step and at the end, after a
-//! loss-free drain in which every SDU must be resolved exactly once.
+//! loss-free drain in which every SDU must be resolved exactly once. The harness is a
+//! MAC that uses the entities only through the `l2` traits: each TTI is one byte grant,
+//! filled by repeated opportunities of what is left.
 
 use std::collections::{BTreeMap, VecDeque};
-use xlayer_proto::rlc::{LateSdus, Pdu, RlcReceiver, RlcSender, RxEvent, StatusOutcome};
+use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
+use xlayer_proto::rlc::{LateSdus, Pdu, RlcReceiver, RlcSender, StatusEntry};
 use xlayer_proto::{SimDur, SimTime};
 
 /// Tiny deterministic PRNG (Knuth MMIX LCG), high bits only.
@@ -24,6 +27,7 @@ impl Lcg {
 
 const STEP_MS: u64 = 10; // time step; TTIs every 2 steps (20 ms)
 const DELAY_MS: u64 = 30;
+const PDU_BYTES: u32 = 42;
 
 #[derive(Debug, Clone, Copy)]
 struct Params {
@@ -79,7 +83,7 @@ impl Harness {
         while self.air.front().is_some_and(|x| x.0 <= t) {
             let (at, lost, pdus) = self.air.pop_front().unwrap();
             if !lost {
-                pdus.iter().for_each(|p| self.r.on_pdu(ms(at), p));
+                pdus.iter().for_each(|p| self.r.handle_pdu(ms(at), p));
             }
             self.status.push_back((at + DELAY_MS, lost, pdus));
         }
@@ -87,19 +91,26 @@ impl Harness {
         while self.status.front().is_some_and(|x| x.0 <= t) {
             let (_, lost, pdus) = self.status.pop_front().unwrap();
             for p in &pdus {
-                match self.s.on_status(p.sn, !lost) {
-                    Some(StatusOutcome::Discarded(id)) => {
-                        let f = self.fate[&id];
-                        assert!(f == Fate::Pending || f == Fate::DroppedAtReceiver, "SDU {id} discarded after {f:?}");
-                        assert!(p.retx >= self.max_retx[&id], "discarded before using its retransmissions");
-                        if f == Fate::Pending {
-                            self.fate.insert(id, Fate::Discarded);
+                self.s.handle_status(StatusEntry::for_pdu(p, !lost));
+                while let Some(outcome) = self.s.poll_outcome() {
+                    match outcome {
+                        TxOutcome::Discarded(id) => {
+                            assert_eq!(id, p.sdu, "a per-PDU entry resolves that PDU's SDU only");
+                            let f = self.fate[&id];
+                            assert!(
+                                f == Fate::Pending || f == Fate::DroppedAtReceiver,
+                                "SDU {id} discarded after {f:?}"
+                            );
+                            assert!(p.retx >= self.max_retx[&id], "discarded before using its retransmissions");
+                            if f == Fate::Pending {
+                                self.fate.insert(id, Fate::Discarded);
+                            }
+                        }
+                        TxOutcome::Acked(id) => {
+                            assert_eq!(id, p.sdu);
+                            assert_ne!(self.fate[&id], Fate::Discarded);
                         }
                     }
-                    Some(StatusOutcome::Acked(id)) => {
-                        assert_ne!(self.fate[&id], Fate::Discarded);
-                    }
-                    None => {}
                 }
             }
         }
@@ -110,19 +121,33 @@ impl Harness {
         if offers && rng.chance(self.p.offer_per_mille) {
             let (id, bytes, retx) = (self.next_id, 1 + rng.below(1500) as u32, rng.below(6) as u8);
             self.next_id += 1;
-            if self.s.offer(id, bytes, retx) {
+            if self.s.enqueue_sdu(id, bytes, SduParams { max_retx: retx }) {
                 self.max_retx.insert(id, retx);
                 self.fate.insert(id, Fate::Pending);
             }
         }
-        assert!(self.s.buffered_sdus() <= self.p.limit);
+        assert!(self.s.buffer_status().held_sdus <= self.p.limit);
         if t.is_multiple_of(20) {
             self.send_tti(t, rng, lossy);
         }
     }
 
     fn send_tti(&mut self, t: u64, rng: &mut Lcg, lossy: bool) {
-        let pdus: Vec<Pdu> = (0..self.p.pdus_per_tti).map_while(|_| self.s.poll_pdu()).collect();
+        // A grant of `pdus_per_tti` PDUs plus some slack smaller than one PDU.
+        let mut left = self.p.pdus_per_tti as u32 * PDU_BYTES + (t / 20 % u64::from(PDU_BYTES)) as u32;
+        let mut pdus: Vec<Pdu> = Vec::new();
+        loop {
+            let before = self.s.buffer_status();
+            let Some(p) = self.s.on_tx_opportunity(left) else {
+                assert!(left < PDU_BYTES || self.s.buffer_status().is_empty(), "declined with work left");
+                break;
+            };
+            assert!(p.wire_bytes() <= left);
+            assert!(if p.retx > 0 { before.retx_bytes > 0 } else { before.new_bytes > 0 }, "{p:?} not in {before:?}");
+            left -= p.wire_bytes();
+            pdus.push(p);
+        }
+        assert!(pdus.len() <= self.p.pdus_per_tti);
         if pdus.is_empty() {
             return;
         }
@@ -141,7 +166,7 @@ impl Harness {
     }
 
     fn receiver_events(&mut self) {
-        while let Some(ev) = self.r.poll_event() {
+        while let Some(ev) = self.r.poll_delivered() {
             match ev {
                 RxEvent::Deliver { sdu, out_of_order, retransmissions } => {
                     assert_eq!(self.fate[&sdu], Fate::Pending, "SDU {sdu} resolved twice");
@@ -187,7 +212,7 @@ fn run_case(seed: u64, p: Params) -> Harness {
     }
     let pending: Vec<_> = h.fate.iter().filter(|(_, f)| **f == Fate::Pending).collect();
     assert!(pending.is_empty(), "unresolved SDUs after the drain: {pending:?} ({p:?})");
-    assert_eq!(h.s.buffered_sdus(), 0);
+    assert_eq!(h.s.buffer_status().held_sdus, 0);
     h
 }
 
@@ -232,7 +257,14 @@ fn without_losses_everything_arrives_in_order_first_time() {
 #[test]
 fn small_wt_with_losses_does_reorder_in_the_papers_model() {
     // The effect seed 000 Fig. 2 turns on: WT shorter than one ARQ round trip.
-    let p = Params { limit: 20, pdus_per_tti: 24, wt_ms: 0, late: LateSdus::Deliver, loss_per_mille: 100, offer_per_mille: 900 };
+    let p = Params {
+        limit: 20,
+        pdus_per_tti: 24,
+        wt_ms: 0,
+        late: LateSdus::Deliver,
+        loss_per_mille: 100,
+        offer_per_mille: 900,
+    };
     let h = run_case(3, p);
     let ooo = h.delivered_order.iter().filter(|d| d.1).count();
     assert!(ooo > 10, "{ooo}");

@@ -1,7 +1,8 @@
 //! RLC AM receiving side: reassembly, in-order delivery and the Waiting Timeout WT
 //! (seed 000 §2.1), one behaviour per test.
 
-use xlayer_proto::rlc::{LateSdus, Pdu, RlcReceiver, RxDrop, RxEvent};
+use xlayer_proto::l2::{LinkEntityRx, RxDrop, RxEvent};
+use xlayer_proto::rlc::{LateSdus, Pdu, RlcReceiver};
 use xlayer_proto::{SimDur, SimTime};
 
 fn ms(x: u64) -> SimTime {
@@ -14,15 +15,17 @@ fn rx(wt_ms: u64, late: LateSdus) -> RlcReceiver {
 
 /// PDUs of SDU `id` occupying SNs first..first+n.
 fn sdu(id: u64, first: u64, n: u16) -> Vec<Pdu> {
-    (0..u64::from(n)).map(|i| Pdu { sn: first + i, sdu: id, first_sn: first, sdu_pdus: n, retx: 0 }).collect()
+    (0..u64::from(n))
+        .map(|i| Pdu { sn: first + i, sdu: id, first_sn: first, sdu_pdus: n, retx: 0, wire_bytes: 42 })
+        .collect()
 }
 
 fn feed(r: &mut RlcReceiver, t: SimTime, pdus: &[Pdu]) {
-    pdus.iter().for_each(|p| r.on_pdu(t, p));
+    pdus.iter().for_each(|p| r.handle_pdu(t, p));
 }
 
 fn events(r: &mut RlcReceiver) -> Vec<RxEvent> {
-    std::iter::from_fn(|| r.poll_event()).collect()
+    std::iter::from_fn(|| r.poll_delivered()).collect()
 }
 
 fn delivered(r: &mut RlcReceiver) -> Vec<(u64, bool)> {
@@ -154,9 +157,9 @@ fn duplicates_are_ignored_and_retransmission_counts_are_reported() {
     let mut r = rx(500, LateSdus::Deliver);
     let mut a = sdu(1, 0, 2);
     a[1].retx = 2;
-    r.on_pdu(ms(0), &a[0]);
-    r.on_pdu(ms(0), &a[0]);
-    r.on_pdu(ms(0), &a[1]);
+    r.handle_pdu(ms(0), &a[0]);
+    r.handle_pdu(ms(0), &a[0]);
+    r.handle_pdu(ms(0), &a[1]);
     assert_eq!(events(&mut r), vec![RxEvent::Deliver { sdu: 1, out_of_order: false, retransmissions: 2 }]);
     assert_eq!(r.stats().pdus_duplicate, 1);
 }

@@ -5,10 +5,11 @@
 //! bounded by the Waiting Timeout WT.
 //!
 //! Sans-IO and clock-free like the rest of this crate: [`RlcSender`] (base station)
-//! and [`RlcReceiver`] (mobile) are handed PDUs, status entries and `now`; the driver
-//! (a MAC that pulls PDUs once per TTI, see `xlayer-sim` `radio::wcdma`) moves PDUs and
-//! status between them. SDUs are named by caller-chosen [`SduId`]s: the entities never
-//! hold the packets themselves, so the driver keeps each packet in exactly one place.
+//! implements [`LinkEntityTx`](crate::l2::LinkEntityTx) and [`RlcReceiver`] (mobile)
+//! [`LinkEntityRx`](crate::l2::LinkEntityRx); the driver (a MAC that offers one
+//! PDU-sized transmission opportunity per transport block, see `xlayer-sim`
+//! `radio::wcdma`) moves PDUs and [`StatusEntry`]s between them. The contract, call
+//! order and equal-instant rule are those of [`crate::l2`].
 //!
 //! Simplifications, each a reading of the paper (docs/reproductions/koga.md):
 //! - PDU payload 40 B + 2 B header (seed 000 §4); no concatenation of SDUs in a PDU and
@@ -21,11 +22,11 @@
 mod receiver;
 mod sender;
 
-pub use receiver::{LateSdus, RlcReceiver, RxDrop, RxEvent, RxStats};
-pub use sender::{BufferMode, RlcSender, StatusOutcome, TxStats};
+pub use crate::l2::{RxDrop, RxEvent, SduId};
+pub use receiver::{LateSdus, RlcReceiver, RxStats};
+pub use sender::{BufferMode, RlcSender, TxStats};
 
-/// Caller-chosen name of an SDU, unique for the life of an entity pair.
-pub type SduId = u64;
+use crate::l2::LinkPdu;
 
 /// AMD PDU header: D/C, 12-bit SN, P, HE (25.322 §9.2.1.4) = 2 octets (seed 000 §4).
 pub const PDU_HEADER_BYTES: u32 = 2;
@@ -53,4 +54,28 @@ pub struct Pdu {
     /// Transmission number: 0 for the first transmission, k for the k-th retransmission
     /// (the mobile can count this itself from the NACKs it sent).
     pub retx: u8,
+    /// Size on the channel: header + payload, the last PDU of an SDU padded.
+    pub wire_bytes: u32,
+}
+
+impl LinkPdu for Pdu {
+    fn wire_bytes(&self) -> u32 {
+        self.wire_bytes
+    }
+}
+
+/// One PDU's entry in a status report: ACK (`received`) or NACK for SN `sn` (the ACK and
+/// LIST SUFIs of a STATUS PDU, 25.322 §9.2.2.11, reduced to what seed 000 §4 assumes: one
+/// exact, error-free entry per transmitted PDU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatusEntry {
+    pub sn: u64,
+    pub received: bool,
+}
+
+impl StatusEntry {
+    /// The entry reporting `pdu` as received or lost.
+    pub fn for_pdu(pdu: &Pdu, received: bool) -> Self {
+        StatusEntry { sn: pdu.sn, received }
+    }
 }

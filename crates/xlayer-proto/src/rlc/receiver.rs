@@ -19,6 +19,7 @@
 //!   in-sequence delivery instead: a given-up SDU is dropped.
 
 use super::{Pdu, SduId};
+use crate::l2::{LinkEntityRx, RxDrop, RxEvent};
 use crate::time::{SimDur, SimTime};
 use std::collections::VecDeque;
 
@@ -30,24 +31,6 @@ pub enum LateSdus {
     Deliver,
     /// Drop it: delivery stays strictly in sequence.
     Discard,
-}
-
-/// Why the receiver dropped an SDU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RxDrop {
-    /// Its hole was given up at WT expiry ([`LateSdus::Discard`] only).
-    GaveUp,
-    /// It was still incomplete when it fell out of the receive window, or a PDU of it
-    /// arrived after that (never expected while WT and MaxDAT are sane).
-    OutsideWindow,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RxEvent {
-    /// The SDU goes up. `out_of_order`: an SDU that followed it went up earlier.
-    /// `retransmissions`: the most retransmissions any of its PDUs needed.
-    Deliver { sdu: SduId, out_of_order: bool, retransmissions: u8 },
-    Drop { sdu: SduId, why: RxDrop },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -118,77 +101,6 @@ impl RlcReceiver {
             out: VecDeque::new(),
             stats: RxStats::default(),
         }
-    }
-
-    /// A PDU that arrived intact at `now`.
-    pub fn on_pdu(&mut self, now: SimTime, pdu: &Pdu) {
-        self.stats.pdus_received += 1;
-        debug_assert!(pdu.sn >= pdu.first_sn && pdu.sn < pdu.first_sn + u64::from(pdu.sdu_pdus));
-        if pdu.first_sn < self.base {
-            self.stats.pdus_stale += 1;
-            self.out.push_back(RxEvent::Drop { sdu: pdu.sdu, why: RxDrop::OutsideWindow });
-            return;
-        }
-        let fi = (pdu.first_sn - self.base) as usize;
-        let end = fi + usize::from(pdu.sdu_pdus);
-        if self.slots.len() < end {
-            self.slots.resize(end, Slot::default());
-        }
-        if !self.slots[fi].known {
-            let info = Slot { known: true, sdu: pdu.sdu, first: pdu.first_sn, pdus: pdu.sdu_pdus, ..Slot::default() };
-            self.slots.range_mut(fi..end).for_each(|s| *s = info);
-        }
-        let si = (pdu.sn - self.base) as usize;
-        if self.slots[fi].done || self.slots[si].received {
-            self.stats.pdus_duplicate += 1;
-            return;
-        }
-        self.slots[si].received = true;
-        let f = &mut self.slots[fi];
-        f.got += 1;
-        f.max_retx = f.max_retx.max(pdu.retx);
-        let complete = f.got == f.pdus;
-        if pdu.sn >= self.vr_h {
-            if pdu.sn > self.vr_h {
-                self.detect.push_back((pdu.sn, now)); // the hole's clock starts now
-            }
-            self.vr_h = pdu.sn + 1;
-        }
-        if pdu.sn == self.vr_r {
-            self.advance_vr_r();
-        }
-        if pdu.first_sn < self.cursor {
-            // The delivery point passed this SDU's start while it was given up.
-            match self.late {
-                LateSdus::Deliver if complete => self.deliver(fi),
-                LateSdus::Deliver => {}
-                LateSdus::Discard => self.drop_sdu(fi, RxDrop::GaveUp),
-            }
-        }
-        // Holes due exactly now wait for `handle_timeout`: every arrival at an instant
-        // is handled before the timers of that instant.
-        self.expire(SimTime(now.0.saturating_sub(1)));
-        self.deliver_in_order();
-        self.purge();
-    }
-
-    /// When the oldest hole's WT runs out, if there is a hole.
-    pub fn poll_timeout(&self) -> Option<SimTime> {
-        if self.vr_r >= self.vr_h {
-            return None;
-        }
-        self.detect.front().map(|&(_, t)| t + self.wt)
-    }
-
-    /// Give up every hole older than WT; harmless if early.
-    pub fn handle_timeout(&mut self, now: SimTime) {
-        self.expire(now);
-        self.deliver_in_order();
-        self.purge();
-    }
-
-    pub fn poll_event(&mut self) -> Option<RxEvent> {
-        self.out.pop_front()
     }
 
     pub fn stats(&self) -> &RxStats {
@@ -289,5 +201,81 @@ impl RlcReceiver {
             self.slots.drain(..usize::from(s.pdus));
             self.base += u64::from(s.pdus);
         }
+    }
+}
+
+impl LinkEntityRx for RlcReceiver {
+    type Pdu = Pdu;
+
+    /// A PDU that arrived intact at `now`: reassembly (25.322 §11.3.3 reception of AMD
+    /// PDUs, VR(R)/VR(H) of §9.4), then whatever it lets go up.
+    fn handle_pdu(&mut self, now: SimTime, pdu: &Pdu) {
+        self.stats.pdus_received += 1;
+        debug_assert!(pdu.sn >= pdu.first_sn && pdu.sn < pdu.first_sn + u64::from(pdu.sdu_pdus));
+        if pdu.first_sn < self.base {
+            self.stats.pdus_stale += 1;
+            self.out.push_back(RxEvent::Drop { sdu: pdu.sdu, why: RxDrop::OutsideWindow });
+            return;
+        }
+        let fi = (pdu.first_sn - self.base) as usize;
+        let end = fi + usize::from(pdu.sdu_pdus);
+        if self.slots.len() < end {
+            self.slots.resize(end, Slot::default());
+        }
+        if !self.slots[fi].known {
+            let info = Slot { known: true, sdu: pdu.sdu, first: pdu.first_sn, pdus: pdu.sdu_pdus, ..Slot::default() };
+            self.slots.range_mut(fi..end).for_each(|s| *s = info);
+        }
+        let si = (pdu.sn - self.base) as usize;
+        if self.slots[fi].done || self.slots[si].received {
+            self.stats.pdus_duplicate += 1;
+            return;
+        }
+        self.slots[si].received = true;
+        let f = &mut self.slots[fi];
+        f.got += 1;
+        f.max_retx = f.max_retx.max(pdu.retx);
+        let complete = f.got == f.pdus;
+        if pdu.sn >= self.vr_h {
+            if pdu.sn > self.vr_h {
+                self.detect.push_back((pdu.sn, now)); // the hole's clock starts now
+            }
+            self.vr_h = pdu.sn + 1;
+        }
+        if pdu.sn == self.vr_r {
+            self.advance_vr_r();
+        }
+        if pdu.first_sn < self.cursor {
+            // The delivery point passed this SDU's start while it was given up.
+            match self.late {
+                LateSdus::Deliver if complete => self.deliver(fi),
+                LateSdus::Deliver => {}
+                LateSdus::Discard => self.drop_sdu(fi, RxDrop::GaveUp),
+            }
+        }
+        // Holes due exactly now wait for `handle_timeout`: every arrival at an instant
+        // is handled before the timers of that instant.
+        self.expire(SimTime(now.0.saturating_sub(1)));
+        self.deliver_in_order();
+        self.purge();
+    }
+
+    /// When the oldest hole's WT runs out, if there is a hole.
+    fn poll_timeout(&self) -> Option<SimTime> {
+        if self.vr_r >= self.vr_h {
+            return None;
+        }
+        self.detect.front().map(|&(_, t)| t + self.wt)
+    }
+
+    /// Give up every hole older than WT; harmless if early.
+    fn handle_timeout(&mut self, now: SimTime) {
+        self.expire(now);
+        self.deliver_in_order();
+        self.purge();
+    }
+
+    fn poll_delivered(&mut self) -> Option<RxEvent> {
+        self.out.pop_front()
     }
 }

@@ -11,7 +11,8 @@
 //! every PDU is acknowledged (a transmitted PDU stays buffered until ACKed, 25.322
 //! §9.7.1).
 
-use super::{pdus_for, Pdu, SduId};
+use super::{pdus_for, Pdu, SduId, StatusEntry, PDU_HEADER_BYTES};
+use crate::l2::{BufferStatus, LinkEntityTx, SduParams, TxOutcome};
 use std::collections::VecDeque;
 
 /// Which SDUs count against the buffer limit.
@@ -22,16 +23,6 @@ pub enum BufferMode {
     Unsent,
     /// SDUs with PDUs not yet acknowledged (transmission + retransmission storage).
     Unacked,
-}
-
-/// What a status entry did to the SDU it concerns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StatusOutcome {
-    /// Every PDU of the SDU is now acknowledged: it leaves the buffer.
-    Acked(SduId),
-    /// A PDU was NACKed after its last allowed transmission: the whole SDU is dropped
-    /// (25.322 §9.7.3.4 "SDU discard after MaxDAT number of retransmissions").
-    Discarded(SduId),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -75,6 +66,9 @@ pub struct RlcSender {
     /// SDUs not yet completely sent once, and their bytes.
     unsent_sdus: u32,
     unsent_bytes: u64,
+    /// PDUs from the segmentation point on that have not been sent once, including the
+    /// rest of a partly sent SDU discarded since (until segmentation passes it).
+    unsent_pdus: u64,
     /// Admitted SDUs in admission order, from local index `sdu_base`.
     sdus: VecDeque<TxSdu>,
     sdu_base: u64,
@@ -90,6 +84,7 @@ pub struct RlcSender {
     retx: VecDeque<u64>,
     live_sdus: u32,
     live_bytes: u64,
+    outcomes: VecDeque<TxOutcome>,
     stats: TxStats,
 }
 
@@ -107,6 +102,7 @@ impl RlcSender {
             mode,
             unsent_sdus: 0,
             unsent_bytes: 0,
+            unsent_pdus: 0,
             sdus: VecDeque::new(),
             sdu_base: 0,
             next_new: 0,
@@ -117,141 +113,14 @@ impl RlcSender {
             retx: VecDeque::new(),
             live_sdus: 0,
             live_bytes: 0,
+            outcomes: VecDeque::new(),
             stats: TxStats::default(),
         }
     }
 
-    /// Offer an SDU of `bytes` that may be retransmitted `max_retx` times per PDU.
-    /// Returns false (and keeps nothing) if the buffer already holds `limit_sdus` SDUs.
-    pub fn offer(&mut self, id: SduId, bytes: u32, max_retx: u8) -> bool {
-        if self.buffered_sdus() >= self.limit_sdus {
-            self.stats.sdus_overflowed += 1;
-            return false;
-        }
-        let pdus = pdus_for(bytes, self.payload_bytes);
-        let sdu = TxSdu { id, bytes, pdus, max_retx, first_sn: u64::MAX, unacked: pdus, live: true };
-        self.sdus.push_back(sdu);
-        self.live_sdus += 1;
-        self.live_bytes += u64::from(bytes);
-        self.unsent_sdus += 1;
-        self.unsent_bytes += u64::from(bytes);
-        self.stats.sdus_admitted += 1;
-        true
-    }
-
-    /// True if a call to `poll_pdu` may return a PDU (it can still return None when only
-    /// stale retransmission entries remain).
-    pub fn has_pending(&self) -> bool {
-        !self.retx.is_empty() || self.next_new < self.sdu_base + self.sdus.len() as u64
-    }
-
-    /// The next PDU to transmit: NACKed PDUs first, oldest NACK first, then new PDUs in
-    /// SDU order (25.322 §11.3.2; protocol-notes §5.2 "selective-repeat transmission
-    /// order"). Each call is one transmission.
-    pub fn poll_pdu(&mut self) -> Option<Pdu> {
-        while let Some(sn) = self.retx.pop_front() {
-            let Some(i) = sn.checked_sub(self.sn_base) else { continue };
-            let p = self.pdus[i as usize];
-            let sdu = self.sdus[(p.sdu - self.sdu_base) as usize];
-            if p.acked || !sdu.live {
-                continue; // its SDU was discarded after the NACK
-            }
-            self.pdus[i as usize].sent += 1;
-            self.stats.pdus_sent += 1;
-            self.stats.pdus_retransmitted += 1;
-            return Some(pdu_of(&sdu, sn, p.sent));
-        }
-        while self.next_new < self.sdu_base + self.sdus.len() as u64 {
-            let k = (self.next_new - self.sdu_base) as usize;
-            if !self.sdus[k].live {
-                // Discarded while partly sent: its unsent PDUs never go out.
-                self.next_new += 1;
-                self.next_seg = 0;
-                continue;
-            }
-            if self.next_seg == 0 {
-                // Reserve consecutive SNs for the whole SDU, so PDUs carry its bounds.
-                self.sdus[k].first_sn = self.next_sn;
-                let n = self.sdus[k].pdus;
-                self.next_sn += u64::from(n);
-                let local = self.next_new;
-                self.pdus.extend((0..n).map(|_| TxPdu { sdu: local, sent: 0, acked: false }));
-            }
-            let sdu = self.sdus[k];
-            let sn = sdu.first_sn + u64::from(self.next_seg);
-            self.pdus[(sn - self.sn_base) as usize].sent = 1;
-            self.next_seg += 1;
-            if self.next_seg == sdu.pdus {
-                self.next_new += 1;
-                self.next_seg = 0;
-                self.unsent_sdus -= 1;
-                self.unsent_bytes -= u64::from(sdu.bytes);
-            }
-            self.stats.pdus_sent += 1;
-            return Some(pdu_of(&sdu, sn, 0));
-        }
-        None
-    }
-
-    /// Status for one transmitted PDU: `received` is the ACK (true) or NACK (false).
-    /// Entries for PDUs of SDUs already acknowledged or discarded are ignored.
-    pub fn on_status(&mut self, sn: u64, received: bool) -> Option<StatusOutcome> {
-        let i = sn.checked_sub(self.sn_base)? as usize;
-        let p = *self.pdus.get(i)?;
-        let k = (p.sdu - self.sdu_base) as usize;
-        let sdu = self.sdus[k];
-        if p.acked || !sdu.live {
-            return None;
-        }
-        debug_assert!(p.sent > 0, "status for an SN never sent");
-        let outcome = if received {
-            self.pdus[i].acked = true;
-            self.sdus[k].unacked -= 1;
-            if self.sdus[k].unacked > 0 {
-                return None;
-            }
-            self.stats.sdus_acked += 1;
-            StatusOutcome::Acked(sdu.id)
-        } else if p.sent > sdu.max_retx {
-            // 1 + max_retx transmissions all failed (protocol-notes §5.2 MaxDAT edge case:
-            // here "max retransmissions" counts retransmissions, as seed 000 does).
-            self.stats.sdus_discarded += 1;
-            StatusOutcome::Discarded(sdu.id)
-        } else {
-            self.retx.push_back(sn);
-            return None;
-        };
-        self.sdus[k].live = false;
-        self.live_sdus -= 1;
-        self.live_bytes -= u64::from(sdu.bytes);
-        if p.sdu == self.next_new {
-            // Discarded while partly sent: it leaves the transmission buffer too.
-            self.unsent_sdus -= 1;
-            self.unsent_bytes -= u64::from(sdu.bytes);
-        }
-        self.compact();
-        Some(outcome)
-    }
-
-    /// Drop finished SDUs and PDUs from the fronts of the tables.
-    fn compact(&mut self) {
-        while self.sdus.front().is_some_and(|s| !s.live) {
-            self.sdus.pop_front();
-            if self.next_new == self.sdu_base {
-                // Discarded while partly segmented: skip its unsent PDUs.
-                self.next_new += 1;
-                self.next_seg = 0;
-            }
-            self.sdu_base += 1;
-        }
-        while let Some(p) = self.pdus.front() {
-            let done = p.sdu < self.sdu_base || p.acked || !self.sdus[(p.sdu - self.sdu_base) as usize].live;
-            if !done {
-                break;
-            }
-            self.pdus.pop_front();
-            self.sn_base += 1;
-        }
+    /// Size of every PDU on the channel: AMD header + payload (25.322 §9.2.1.4).
+    pub fn pdu_bytes(&self) -> u32 {
+        self.payload_bytes + PDU_HEADER_BYTES
     }
 
     /// SDUs occupying the buffer under its [`BufferMode`].
@@ -281,8 +150,182 @@ impl RlcSender {
     pub fn buffered_ids(&self) -> impl Iterator<Item = SduId> + '_ {
         self.sdus.iter().filter(|s| s.live).map(|s| s.id)
     }
+
+    /// The next retransmission: NACKed PDUs oldest NACK first (25.322 §11.3.2), skipping
+    /// entries whose SDU was discarded after the NACK.
+    fn next_retx(&mut self) -> Option<Pdu> {
+        while let Some(sn) = self.retx.pop_front() {
+            let Some(i) = sn.checked_sub(self.sn_base) else { continue };
+            let p = self.pdus[i as usize];
+            let sdu = self.sdus[(p.sdu - self.sdu_base) as usize];
+            if p.acked || !sdu.live {
+                continue; // its SDU was discarded after the NACK
+            }
+            self.pdus[i as usize].sent += 1;
+            self.stats.pdus_sent += 1;
+            self.stats.pdus_retransmitted += 1;
+            return Some(self.pdu_of(&sdu, sn, p.sent));
+        }
+        None
+    }
+
+    /// The next new PDU, segmenting SDUs in admission order.
+    fn next_new(&mut self) -> Option<Pdu> {
+        while self.next_new < self.sdu_base + self.sdus.len() as u64 {
+            let k = (self.next_new - self.sdu_base) as usize;
+            if !self.sdus[k].live {
+                // Discarded while partly sent: its unsent PDUs never go out.
+                self.skip_segmenting(k);
+                continue;
+            }
+            if self.next_seg == 0 {
+                // Reserve consecutive SNs for the whole SDU, so PDUs carry its bounds.
+                self.sdus[k].first_sn = self.next_sn;
+                let n = self.sdus[k].pdus;
+                self.next_sn += u64::from(n);
+                let local = self.next_new;
+                self.pdus.extend((0..n).map(|_| TxPdu { sdu: local, sent: 0, acked: false }));
+            }
+            let sdu = self.sdus[k];
+            let sn = sdu.first_sn + u64::from(self.next_seg);
+            self.pdus[(sn - self.sn_base) as usize].sent = 1;
+            self.next_seg += 1;
+            self.unsent_pdus -= 1;
+            if self.next_seg == sdu.pdus {
+                self.next_new += 1;
+                self.next_seg = 0;
+                self.unsent_sdus -= 1;
+                self.unsent_bytes -= u64::from(sdu.bytes);
+            }
+            self.stats.pdus_sent += 1;
+            return Some(self.pdu_of(&sdu, sn, 0));
+        }
+        None
+    }
+
+    /// Move segmentation past the SDU at local position `k` (the one being segmented).
+    fn skip_segmenting(&mut self, k: usize) {
+        self.unsent_pdus -= u64::from(self.sdus[k].pdus - self.next_seg);
+        self.next_new += 1;
+        self.next_seg = 0;
+    }
+
+    /// Drop finished SDUs and PDUs from the fronts of the tables.
+    fn compact(&mut self) {
+        while self.sdus.front().is_some_and(|s| !s.live) {
+            if self.next_new == self.sdu_base {
+                // Discarded while partly segmented: skip its unsent PDUs.
+                self.skip_segmenting(0);
+            }
+            self.sdus.pop_front();
+            self.sdu_base += 1;
+        }
+        while let Some(p) = self.pdus.front() {
+            let done = p.sdu < self.sdu_base || p.acked || !self.sdus[(p.sdu - self.sdu_base) as usize].live;
+            if !done {
+                break;
+            }
+            self.pdus.pop_front();
+            self.sn_base += 1;
+        }
+    }
+
+    fn pdu_of(&self, sdu: &TxSdu, sn: u64, retx: u8) -> Pdu {
+        Pdu { sn, sdu: sdu.id, first_sn: sdu.first_sn, sdu_pdus: sdu.pdus, retx, wire_bytes: self.pdu_bytes() }
+    }
 }
 
-fn pdu_of(sdu: &TxSdu, sn: u64, retx: u8) -> Pdu {
-    Pdu { sn, sdu: sdu.id, first_sn: sdu.first_sn, sdu_pdus: sdu.pdus, retx }
+impl LinkEntityTx for RlcSender {
+    type Pdu = Pdu;
+    type Status = StatusEntry;
+
+    /// Admission is per SDU against `limit_sdus` (seed 000 §4: "an SDU cannot be partly
+    /// stored in the buffer"); each PDU of it may be retransmitted `params.max_retx` times.
+    fn enqueue_sdu(&mut self, id: SduId, bytes: u32, params: SduParams) -> bool {
+        if self.buffered_sdus() >= self.limit_sdus {
+            self.stats.sdus_overflowed += 1;
+            return false;
+        }
+        let pdus = pdus_for(bytes, self.payload_bytes);
+        let sdu = TxSdu { id, bytes, pdus, max_retx: params.max_retx, first_sn: u64::MAX, unacked: pdus, live: true };
+        self.sdus.push_back(sdu);
+        self.live_sdus += 1;
+        self.live_bytes += u64::from(bytes);
+        self.unsent_sdus += 1;
+        self.unsent_bytes += u64::from(bytes);
+        self.unsent_pdus += u64::from(pdus);
+        self.stats.sdus_admitted += 1;
+        true
+    }
+
+    /// One fixed-size PDU if `bytes` holds it (no concatenation: a larger opportunity
+    /// still carries one PDU). NACKed PDUs go first, oldest NACK first, then new PDUs in
+    /// SDU order (25.322 §11.3.2; protocol-notes §5.2 "selective-repeat transmission
+    /// order").
+    fn on_tx_opportunity(&mut self, bytes: u32) -> Option<Pdu> {
+        if bytes < self.pdu_bytes() {
+            return None;
+        }
+        self.next_retx().or_else(|| self.next_new())
+    }
+
+    /// `held_*` follow the [`BufferMode`]. `retx_bytes` counts queued NACKs whose SDU may
+    /// have been discarded since, and `new_bytes` the unsent rest of a partly sent SDU
+    /// discarded since, until an opportunity skips them.
+    fn buffer_status(&self) -> BufferStatus {
+        let pdu = u64::from(self.pdu_bytes());
+        BufferStatus {
+            held_sdus: self.buffered_sdus(),
+            held_bytes: self.buffered_bytes(),
+            new_bytes: self.unsent_pdus * pdu,
+            retx_bytes: self.retx.len() as u64 * pdu,
+        }
+    }
+
+    /// An ACK or NACK for one transmitted PDU. Entries for PDUs of SDUs already
+    /// acknowledged or discarded, and for unknown SNs, are ignored.
+    fn handle_status(&mut self, status: StatusEntry) {
+        let StatusEntry { sn, received } = status;
+        let Some(i) = sn.checked_sub(self.sn_base) else { return };
+        let i = i as usize;
+        let Some(&p) = self.pdus.get(i) else { return };
+        let k = (p.sdu - self.sdu_base) as usize;
+        let sdu = self.sdus[k];
+        if p.acked || !sdu.live {
+            return;
+        }
+        debug_assert!(p.sent > 0, "status for an SN never sent");
+        let outcome = if received {
+            self.pdus[i].acked = true;
+            self.sdus[k].unacked -= 1;
+            if self.sdus[k].unacked > 0 {
+                return;
+            }
+            self.stats.sdus_acked += 1;
+            TxOutcome::Acked(sdu.id)
+        } else if p.sent > sdu.max_retx {
+            // 1 + max_retx transmissions all failed: 25.322 §9.7.3.4 "SDU discard after
+            // MaxDAT number of retransmissions" (protocol-notes §5.2 MaxDAT edge case: here
+            // "max retransmissions" counts retransmissions, as seed 000 does).
+            self.stats.sdus_discarded += 1;
+            TxOutcome::Discarded(sdu.id)
+        } else {
+            self.retx.push_back(sn); // 25.322 §11.3.2: a NACKed PDU is retransmitted
+            return;
+        };
+        self.sdus[k].live = false;
+        self.live_sdus -= 1;
+        self.live_bytes -= u64::from(sdu.bytes);
+        if p.sdu == self.next_new {
+            // Discarded while partly sent: it leaves the transmission buffer too.
+            self.unsent_sdus -= 1;
+            self.unsent_bytes -= u64::from(sdu.bytes);
+        }
+        self.compact();
+        self.outcomes.push_back(outcome);
+    }
+
+    fn poll_outcome(&mut self) -> Option<TxOutcome> {
+        self.outcomes.pop_front()
+    }
 }

@@ -17,6 +17,12 @@
 //! §3.1, Table 1): one entity per class; the MAC serves UDP retransmissions, UDP new,
 //! TCP retransmissions, TCP new, in strict priority; each class has its own buffer,
 //! reassembly (sequence integrity per class) and WT.
+//!
+//! The RLC entities are used only through the link-layer entity contract
+//! (`xlayer_proto::l2`): each TTI is `pdus_per_tti` transport blocks, and each transport
+//! block is one transmission opportunity of one PDU's size (TS 25.321 §8.2: the MAC
+//! gives the RLC the number of PDUs and the PDU size per TTI), offered to the entities
+//! in class order.
 
 pub mod channel;
 pub mod spec;
@@ -26,7 +32,8 @@ pub use spec::DchSpec;
 
 use crate::link::{DropCause, LinkMetrics, LinkModel, LinkOutput, NextHop};
 use std::collections::VecDeque;
-use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, RxEvent, StatusOutcome};
+use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
+use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, StatusEntry, PDU_HEADER_BYTES};
 use xlayer_proto::{Packet, SimDur, SimTime, TrafficClass};
 
 /// Settings of one traffic class.
@@ -117,6 +124,8 @@ impl SduStore {
 pub struct WcdmaDch {
     cfg: DchConfig,
     rate_bps: f64,
+    /// Transport block size: one RLC PDU, header included (336 bits in seed 000 §4).
+    tb_bytes: u32,
     mobiles: Vec<Mobile>,
     store: SduStore,
     out: VecDeque<LinkOutput>,
@@ -149,9 +158,11 @@ impl WcdmaDch {
             })
             .collect();
         let rate_bps = cfg.rate_bps();
+        let tb_bytes = cfg.pdu_payload_bytes + PDU_HEADER_BYTES;
         WcdmaDch {
             cfg,
             rate_bps,
+            tb_bytes,
             mobiles,
             store: SduStore::default(),
             out: VecDeque::new(),
@@ -191,7 +202,7 @@ impl WcdmaDch {
                 if let Some(t) = e.rx.poll_timeout() {
                     at(t);
                 }
-                pending |= e.tx.has_pending();
+                pending |= !e.tx.buffer_status().is_empty();
             }
         }
         if pending {
@@ -229,23 +240,28 @@ impl WcdmaDch {
             }
         }
         let (k, start) = self.next_boundary();
-        if start <= t && self.mobiles.iter().any(|m| m.entities.iter().any(|e| e.tx.has_pending())) {
+        if start <= t && self.mobiles.iter().any(|m| m.entities.iter().any(|e| !e.tx.buffer_status().is_empty())) {
             self.send_tti(k, start);
             self.next_tti = k + 1;
         }
     }
 
-    /// Fill TTI `k` for every mobile: Table 1 order falls out of polling the entities in
-    /// class order, each giving retransmissions before new PDUs.
+    /// Fill TTI `k` for every mobile: each of its `pdus_per_tti` transport blocks is an
+    /// opportunity of `tb_bytes`, offered to the entities in class order. Table 1 order
+    /// falls out of that, each entity giving retransmissions before new PDUs. Blocks are
+    /// all the same size, so an entity that declines one has nothing for this TTI.
     fn send_tti(&mut self, k: u64, start: SimTime) {
         let cap = self.cfg.pdus_per_tti as usize;
         for m in &mut self.mobiles {
-            let mut n = 0;
-            for (e, ent) in m.entities.iter_mut().enumerate() {
-                while n < cap {
-                    let Some(p) = ent.tx.poll_pdu() else { break };
-                    m.ring.push_back((e as u8, p));
-                    n += 1;
+            let (mut n, mut e) = (0, 0);
+            while n < cap && e < m.entities.len() {
+                match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
+                    Some(p) => {
+                        debug_assert!(p.wire_bytes() <= self.tb_bytes);
+                        m.ring.push_back((e as u8, p));
+                        n += 1;
+                    }
+                    None => e += 1,
                 }
             }
             if n == 0 {
@@ -269,7 +285,7 @@ impl WcdmaDch {
         }
         for i in from..from + n {
             let (e, pdu) = mob.ring[i];
-            mob.entities[e as usize].rx.on_pdu(t, &pdu);
+            mob.entities[e as usize].rx.handle_pdu(t, &pdu);
         }
         for e in 0..self.mobiles[m].entities.len() {
             self.drain_receiver(m, e);
@@ -283,10 +299,14 @@ impl WcdmaDch {
         mob.arrived_pdus -= tti.pdus;
         for _ in 0..tti.pdus {
             let (e, pdu) = mob.ring.pop_front().expect("a TTI's PDUs are in the ring");
-            let outcome = mob.entities[e as usize].tx.on_status(pdu.sn, !tti.lost);
-            if let Some(StatusOutcome::Discarded(id)) = outcome {
-                if let Some(pkt) = self.store.take(id) {
-                    self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+            // The exact, error-free per-PDU report of seed 000 §4.
+            let tx = &mut mob.entities[e as usize].tx;
+            tx.handle_status(StatusEntry::for_pdu(&pdu, !tti.lost));
+            while let Some(outcome) = tx.poll_outcome() {
+                if let TxOutcome::Discarded(id) = outcome {
+                    if let Some(pkt) = self.store.take(id) {
+                        self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+                    }
                 }
             }
         }
@@ -294,7 +314,7 @@ impl WcdmaDch {
 
     fn drain_receiver(&mut self, m: usize, e: usize) {
         let node = self.mobiles[m].node;
-        while let Some(ev) = self.mobiles[m].entities[e].rx.poll_event() {
+        while let Some(ev) = self.mobiles[m].entities[e].rx.poll_delivered() {
             match ev {
                 RxEvent::Deliver { sdu, retransmissions, .. } => {
                     let mut pkt = self.store.take(sdu).expect("a deliverable SDU is still held");
@@ -331,7 +351,8 @@ impl WcdmaDch {
         let (e, class) = self.class_of(&pkt);
         let bytes = pkt.size_bytes;
         let id = self.store.insert(pkt);
-        if !self.mobiles[m].entities[e].tx.offer(id, bytes, class.max_retx) {
+        let params = SduParams { max_retx: class.max_retx };
+        if !self.mobiles[m].entities[e].tx.enqueue_sdu(id, bytes, params) {
             let pkt = self.store.take(id).expect("just stored");
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
         }
@@ -366,8 +387,9 @@ impl LinkModel for WcdmaDch {
     fn metrics(&self, _now: SimTime) -> LinkMetrics {
         let (mut packets, mut bytes) = (0, 0);
         for e in self.mobiles.iter().flat_map(|m| &m.entities) {
-            packets += u64::from(e.tx.buffered_sdus());
-            bytes += e.tx.buffered_bytes();
+            let b = e.tx.buffer_status();
+            packets += u64::from(b.held_sdus);
+            bytes += b.held_bytes;
         }
         LinkMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
     }
