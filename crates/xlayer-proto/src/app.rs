@@ -23,13 +23,7 @@ pub struct CbrSource {
 impl CbrSource {
     pub fn new(packet_bytes: u32, interval: SimDur, start: SimTime, stop: SimTime) -> Self {
         debug_assert!(packet_bytes >= IPV4_HEADER_BYTES + UDP_HEADER_BYTES);
-        CbrSource {
-            packet_bytes,
-            interval,
-            next_at: start,
-            stop_at: stop,
-            next_seq: 0,
-        }
+        CbrSource { packet_bytes, interval, next_at: start, stop_at: stop, next_seq: 0 }
     }
 
     /// Datagram sequence number due at `now`, if any.
@@ -57,10 +51,7 @@ impl Endpoint for CbrSource {
     fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         let seq = self.poll_send(now)?;
         let payload_bytes = self.packet_bytes - IPV4_HEADER_BYTES - UDP_HEADER_BYTES;
-        Some(Transmit {
-            size_bytes: self.packet_bytes,
-            transport: Transport::Udp(UdpHeader { seq, payload_bytes }),
-        })
+        Some(Transmit { size_bytes: self.packet_bytes, transport: Transport::Udp(UdpHeader { seq, payload_bytes }) })
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -93,10 +84,7 @@ pub struct UdpSink {
 impl UdpSink {
     /// `deadline`: the application's playout deadline (`None`: nothing is ever late).
     pub fn new(deadline: Option<SimDur>) -> Self {
-        UdpSink {
-            deadline,
-            ..UdpSink::default()
-        }
+        UdpSink { deadline, ..UdpSink::default() }
     }
 
     /// Datagrams received.
@@ -183,13 +171,7 @@ mod tests {
         let t = s.poll_transmit(SimTime::ZERO).unwrap();
         assert_eq!(
             t,
-            Transmit {
-                size_bytes: 260,
-                transport: Transport::Udp(UdpHeader {
-                    seq: 0,
-                    payload_bytes: 232
-                })
-            }
+            Transmit { size_bytes: 260, transport: Transport::Udp(UdpHeader { seq: 0, payload_bytes: 232 }) }
         );
         assert_eq!(s.poll_transmit(SimTime::ZERO), None, "one per interval");
         assert_eq!(s.poll_timeout(), Some(SimTime(10_000_000)));
@@ -215,14 +197,7 @@ mod tests {
         assert_eq!((k.packets(), k.max_seq()), (6, Some(4)));
         let mut c = Vec::new();
         k.counters(&mut |n, v| c.push((n, v)));
-        assert_eq!(
-            c,
-            [
-                ("reordered_packets", 2),
-                ("late_packets", 2),
-                ("late_reordered_packets", 1)
-            ]
-        );
+        assert_eq!(c, [("reordered_packets", 2), ("late_packets", 2), ("late_reordered_packets", 1)]);
         assert_eq!((k.poll_timeout(), k.poll_transmit(at(100))), (None, None));
     }
 

@@ -18,11 +18,7 @@ fn at_ms(v: u64) -> SimTime {
 }
 
 fn cfg() -> TcpConfig {
-    TcpConfig {
-        mss_bytes: 1000,
-        rcv_buffer_bytes: 64_000,
-        ..TcpConfig::default()
-    }
+    TcpConfig { mss_bytes: 1000, rcv_buffer_bytes: 64_000, ..TcpConfig::default() }
 }
 
 fn tcp_pair(app_bytes: Option<u64>) -> Pair<TcpSource, TcpSink> {
@@ -61,10 +57,7 @@ fn tcp_file_transfer_completes_over_a_clean_link() {
     let done = p.run_until_idle(at_ms(10_000)).expect("idle");
     assert_eq!(p.b.app_delivered_bytes(), 100_500);
     assert_eq!(p.a.app_delivered_bytes(), 0);
-    assert_eq!(
-        counters(&p.a),
-        [("retransmissions", 0), ("timeouts", 0), ("fast_retransmits", 0)]
-    );
+    assert_eq!(counters(&p.a), [("retransmissions", 0), ("timeouts", 0), ("fast_retransmits", 0)]);
     assert_conserved(&p);
     // Data: complete headers built by the source, sizes with IPv4 + TCP headers.
     let data: Vec<_> = entries(p.trace(), Dir::Forward, Traced::Sent).collect();
@@ -75,11 +68,7 @@ fn tcp_file_transfer_completes_over_a_clean_link() {
         assert_eq!(h.flags, tcp_flags::ACK | tcp_flags::PSH);
         assert_eq!(e.size_bytes, h.payload_bytes + 40);
     }
-    assert_eq!(
-        (data[0].at, data[1].at),
-        (SimTime::ZERO, SimTime::ZERO),
-        "initial window of two segments"
-    );
+    assert_eq!((data[0].at, data[1].at), (SimTime::ZERO, SimTime::ZERO), "initial window of two segments");
     // ACKs: header only, one per segment (no delayed ACKs), the last one covers the file.
     let acks: Vec<_> = entries(p.trace(), Dir::Reverse, Traced::Sent).map(tcp).collect();
     assert_eq!(acks.len(), 101);
@@ -113,20 +102,13 @@ fn tcp_file_transfer_recovers_from_dropped_data() {
     assert_eq!(p.b.app_delivered_bytes(), 200_000);
     assert_eq!(p.dropped(Dir::Forward), 3);
     // NewReno recovers all three holes in one episode, no timeout.
-    assert_eq!(
-        counters(&p.a),
-        [("retransmissions", 3), ("timeouts", 0), ("fast_retransmits", 1)]
-    );
+    assert_eq!(counters(&p.a), [("retransmissions", 3), ("timeouts", 0), ("fast_retransmits", 1)]);
     let resent: Vec<u64> = entries(p.trace(), Dir::Forward, Traced::Sent)
         .map(tcp)
         .filter(|h| [40_000, 43_000, 47_000].contains(&h.seq))
         .map(|h| h.seq)
         .collect();
-    assert_eq!(
-        resent,
-        [40_000, 43_000, 47_000],
-        "each hole reaches the sink exactly once"
-    );
+    assert_eq!(resent, [40_000, 43_000, 47_000], "each hole reaches the sink exactly once");
     assert_conserved(&p);
 }
 
@@ -162,19 +144,13 @@ fn tcp_bulk_source_stops_on_command_and_drains() {
     p.schedule_command(SimTime::ZERO, Side::A, AppCommand::Start);
     p.schedule_command(at_ms(1_000), Side::A, AppCommand::Stop);
     p.run_until(at_ms(999));
-    assert!(
-        p.a.poll_timeout().is_some(),
-        "a bulk source is never idle while running"
-    );
+    assert!(p.a.poll_timeout().is_some(), "a bulk source is never idle while running");
     let done = p.run_until_idle(at_ms(10_000)).expect("idle after Stop");
     let s = p.a.sender();
     assert!(s.snd_max() > 1_000_000, "about 1 s at 10 Mb/s: {}", s.snd_max());
     assert_eq!(p.b.app_delivered_bytes(), s.snd_max());
     assert_eq!(s.snd_una(), s.snd_max());
-    assert!(
-        entries(p.trace(), Dir::Forward, Traced::Sent).all(|e| e.at < at_ms(1_000)),
-        "nothing new after Stop"
-    );
+    assert!(entries(p.trace(), Dir::Forward, Traced::Sent).all(|e| e.at < at_ms(1_000)), "nothing new after Stop");
     assert!(done > at_ms(1_000));
     assert_conserved(&p);
 }
@@ -185,22 +161,8 @@ fn tcp_source_reports_gauges_in_a_stable_order() {
     let mut g = Vec::new();
     p.a.gauges(&mut |n, x| g.push((n, x)));
     let names: Vec<_> = g.iter().map(|e| e.0).collect();
-    assert_eq!(
-        names,
-        [
-            "cwnd_bytes",
-            "ssthresh_bytes",
-            "rwnd_bytes",
-            "srtt_s",
-            "rto_s",
-            "bytes_in_flight"
-        ]
-    );
-    assert_eq!(
-        g[1].1,
-        (1u64 << 53) as f64,
-        "unbounded ssthresh is capped to an exact f64"
-    );
+    assert_eq!(names, ["cwnd_bytes", "ssthresh_bytes", "rwnd_bytes", "srtt_s", "rto_s", "bytes_in_flight"]);
+    assert_eq!(g[1].1, (1u64 << 53) as f64, "unbounded ssthresh is capped to an exact f64");
     assert!(g[3].1.is_nan(), "no RTT sample yet");
     p.command(Side::A, AppCommand::Start);
     p.run_until(at_ms(500));
@@ -252,17 +214,8 @@ impl WindowAgent for RateWindow {
 #[test]
 fn tcp_sink_passes_cross_layer_info_to_its_agent() {
     let sink = TcpSink::new(&cfg(), Some(Box::new(RateWindow(u32::MAX))));
-    let mut p = Pair::new(
-        TcpSource::new(&cfg(), Some(3_000)),
-        sink,
-        ToyLink::new(10_000_000, ms(10)),
-    );
-    p.b.cross_layer(
-        SimTime::ZERO,
-        &CrossLayerInfo {
-            l7_realtime_rate_bps: 80_000.0,
-        },
-    );
+    let mut p = Pair::new(TcpSource::new(&cfg(), Some(3_000)), sink, ToyLink::new(10_000_000, ms(10)));
+    p.b.cross_layer(SimTime::ZERO, &CrossLayerInfo { l7_realtime_rate_bps: 80_000.0 });
     p.command(Side::A, AppCommand::Start);
     p.run_until_idle(at_ms(60_000)).expect("idle");
     assert_eq!(p.b.app_delivered_bytes(), 3_000);
@@ -300,21 +253,11 @@ fn cbr_to_udp_sink_delivers_exact_counts_at_rate() {
         assert_eq!(p.transmitted(Dir::Reverse), 0, "a sink never transmits");
         let sends: Vec<_> = p.trace().iter().filter(|e| e.what != Traced::Delivered).collect();
         for (k, e) in sends.iter().enumerate() {
-            assert_eq!(
-                (e.at, udp_seq(e), e.size_bytes),
-                (SimTime::ZERO + iv.saturating_mul(k as u64), k as u64, 260)
-            );
+            assert_eq!((e.at, udp_seq(e), e.size_bytes), (SimTime::ZERO + iv.saturating_mul(k as u64), k as u64, 260));
         }
         // Last packet: sent at 975 ms, 2.08 ms to serialize at 1 Mb/s, 20 ms to propagate.
         assert_eq!(done, at_ms(975) + SimDur::from_micros(2_080) + ms(20));
-        assert_eq!(
-            counters(&p.b),
-            [
-                ("reordered_packets", 0),
-                ("late_packets", 0),
-                ("late_reordered_packets", 0)
-            ]
-        );
+        assert_eq!(counters(&p.b), [("reordered_packets", 0), ("late_packets", 0), ("late_reordered_packets", 0)]);
         assert_conserved(&p);
     }
 }
@@ -331,23 +274,11 @@ fn udp_sink_counts_reordered_and_late_datagrams() {
         _ => SimDur::ZERO,
     });
     p.run_until_idle(at_ms(1_000)).expect("idle");
-    let order: Vec<u64> = entries(p.trace(), Dir::Forward, Traced::Delivered)
-        .map(udp_seq)
-        .collect();
+    let order: Vec<u64> = entries(p.trace(), Dir::Forward, Traced::Delivered).map(udp_seq).collect();
     assert_eq!(order, [0, 1, 2, 4, 3, 6, 5, 8, 7, 9]);
     let (k, c) = (&p.b, counters(&p.b));
-    assert_eq!(
-        c,
-        [
-            ("reordered_packets", 3),
-            ("late_packets", 3),
-            ("late_reordered_packets", 2)
-        ]
-    );
-    assert_eq!(
-        (k.reordered_packets(), k.late_packets(), k.late_reordered_packets()),
-        (3, 3, 2)
-    );
+    assert_eq!(c, [("reordered_packets", 3), ("late_packets", 3), ("late_reordered_packets", 2)]);
+    assert_eq!((k.reordered_packets(), k.late_packets(), k.late_reordered_packets()), (3, 3, 2));
     assert_eq!((k.packets(), k.max_seq()), (10, Some(9)));
 }
 

@@ -19,10 +19,7 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     /// Uniform-ish in [0, n).
@@ -76,9 +73,7 @@ impl Endpoint for Checked {
     fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         let rtx_before = self.tx().stats().retransmissions;
         let t = self.src.poll_transmit(now)?;
-        let Transport::Tcp(h) = t.transport else {
-            panic!("{t:?}")
-        };
+        let Transport::Tcp(h) = t.transport else { panic!("{t:?}") };
         assert_eq!(t.size_bytes, h.payload_bytes + HDR as u32);
         let retransmission = self.tx().stats().retransmissions > rtx_before;
         self.check_segment(&h, retransmission);
@@ -104,11 +99,7 @@ fn pair(cfg: &TcpConfig, agent: Option<Box<dyn WindowAgent>>) -> P {
         supplied: 0,
         sent_max: 0,
     };
-    Pair::new(
-        src,
-        TcpSink::new(cfg, agent),
-        ToyLink::new(10_000_000, SimDur::from_millis(10)),
-    )
+    Pair::new(src, TcpSink::new(cfg, agent), ToyLink::new(10_000_000, SimDur::from_millis(10)))
 }
 
 fn supply_at(p: &mut P, at: SimTime, bytes: u64) {
@@ -158,15 +149,9 @@ fn run(p: &mut P, limit: SimDur) {
         if p.a.tx().all_acked() && p.a.chunks.is_empty() {
             return;
         }
-        let next = p
-            .next_time()
-            .unwrap_or_else(|| panic!("deadlock at {}: nothing scheduled; {:?}", p.now(), p.a.tx()));
-        assert!(
-            next <= limit,
-            "not done by {limit}: {:?} {:?}",
-            p.a.tx(),
-            p.b.receiver()
-        );
+        let next =
+            p.next_time().unwrap_or_else(|| panic!("deadlock at {}: nothing scheduled; {:?}", p.now(), p.a.tx()));
+        assert!(next <= limit, "not done by {limit}: {:?} {:?}", p.a.tx(), p.b.receiver());
         assert!(next >= p.now(), "time went backwards");
         p.step();
     }
@@ -315,11 +300,7 @@ fn random_losses_always_deliver_everything_in_order() {
         }
         let mut drops = rng.clone();
         let mut ack_drops = Lcg(rng.next());
-        set_drops(
-            &mut p,
-            move |_, _| drops.chance(data_loss),
-            move || ack_drops.chance(ack_loss),
-        );
+        set_drops(&mut p, move |_, _| drops.chance(data_loss), move || ack_drops.chance(ack_loss));
         run(&mut p, SimDur::from_secs(3_600));
         let (tx, rx) = (p.a.tx(), p.b.receiver());
 

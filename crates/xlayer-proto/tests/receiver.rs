@@ -26,13 +26,7 @@ fn t(ms: u64) -> SimTime {
 }
 
 fn data(seq: u64, len: u32) -> TcpHeader {
-    TcpHeader {
-        seq,
-        ack: 0,
-        window_bytes: 0,
-        flags: tcp_flags::ACK,
-        payload_bytes: len,
-    }
+    TcpHeader { seq, ack: 0, window_bytes: 0, flags: tcp_flags::ACK, payload_bytes: len }
 }
 
 /// Feeds one full segment at `seq` and returns the ACK numbers it produced.
@@ -42,9 +36,7 @@ fn feed(rx: &mut TcpReceiver, now: SimTime, seq: u64) -> Vec<u64> {
 }
 
 fn acks(rx: &mut TcpReceiver, now: SimTime) -> Vec<u64> {
-    std::iter::from_fn(|| rx.poll_transmit(now))
-        .map(|h| h.ack)
-        .collect()
+    std::iter::from_fn(|| rx.poll_transmit(now)).map(|h| h.ack).collect()
 }
 
 #[test]
@@ -57,13 +49,7 @@ fn without_delayed_ack_every_segment_is_acked() {
         rx.handle_segment(t(5), &data(3000, MSS), None, MSS + 40);
         rx.poll_transmit(t(5)).unwrap()
     };
-    let want = TcpHeader {
-        seq: 0,
-        ack: 4000,
-        window_bytes: BUF,
-        flags: tcp_flags::ACK,
-        payload_bytes: 0,
-    };
+    let want = TcpHeader { seq: 0, ack: 4000, window_bytes: BUF, flags: tcp_flags::ACK, payload_bytes: 0 };
     assert_eq!(h, want);
 }
 
@@ -156,10 +142,7 @@ impl WindowAgent for Recorder {
     }
     fn on_segment(&mut self, _now: SimTime, seg: SegmentSeen<'_>) {
         let price = seg.notes.and_then(|n| n.price);
-        self.log
-            .lock()
-            .unwrap()
-            .push((seg.header.seq, seg.in_order, price, seg.packet_bytes));
+        self.log.lock().unwrap().push((seg.header.seq, seg.in_order, price, seg.packet_bytes));
     }
     fn advertise(&mut self, _now: SimTime, buffer_window_bytes: u32) -> u32 {
         buffer_window_bytes / 2
@@ -177,17 +160,10 @@ fn window_agent_sees_every_segment_and_sets_the_window() {
     rx.handle_segment(t(1), &data(2000, MSS), None, 1040); // out of order
     rx.handle_segment(t(2), &data(0, MSS), None, 1040); // duplicate
     rx.handle_segment(t(3), &data(1000, MSS), None, 1040); // fills the hole
-    let windows: Vec<u32> = std::iter::from_fn(|| rx.poll_transmit(t(3)))
-        .map(|h| h.window_bytes)
-        .collect();
+    let windows: Vec<u32> = std::iter::from_fn(|| rx.poll_transmit(t(3))).map(|h| h.window_bytes).collect();
     assert_eq!(
         *log.lock().unwrap(),
-        vec![
-            (0, true, Some(0.5), 1040),
-            (2000, false, None, 1040),
-            (0, false, None, 1040),
-            (1000, true, None, 1040)
-        ]
+        vec![(0, true, Some(0.5), 1040), (2000, false, None, 1040), (0, false, None, 1040), (1000, true, None, 1040)]
     );
     // Half of the buffer window (which shrinks by the 1000 out-of-order bytes held).
     assert_eq!(windows, vec![32_000, 31_500, 31_500, 32_000]);

@@ -13,21 +13,13 @@ struct Harness {
 }
 
 fn cfg(initial_cwnd_segments: u32) -> TcpConfig {
-    TcpConfig {
-        mss_bytes: MSS as u32,
-        initial_cwnd_segments,
-        rcv_buffer_bytes: 1 << 20,
-        ..TcpConfig::default()
-    }
+    TcpConfig { mss_bytes: MSS as u32, initial_cwnd_segments, rcv_buffer_bytes: 1 << 20, ..TcpConfig::default() }
 }
 
 fn harness(cfg: &TcpConfig, supply: u64) -> Harness {
     let mut tx = TcpSender::new(cfg);
     tx.supply(supply);
-    Harness {
-        tx,
-        now: SimTime::ZERO,
-    }
+    Harness { tx, now: SimTime::ZERO }
 }
 
 fn ms(v: u64) -> SimDur {
@@ -36,11 +28,7 @@ fn ms(v: u64) -> SimDur {
 
 /// A data segment as (seq, len, retransmission) for compact assertions.
 fn seg(seq: u64, len: u32, rtx: bool) -> Segment {
-    Segment {
-        seq,
-        payload_bytes: len,
-        retransmission: rtx,
-    }
+    Segment { seq, payload_bytes: len, retransmission: rtx }
 }
 
 fn seqs(segs: &[Segment]) -> Vec<u64> {
@@ -56,13 +44,7 @@ impl Harness {
         std::iter::from_fn(|| self.tx.poll_transmit(self.now)).collect()
     }
     fn ack_win(&mut self, ack: u64, window: u32) -> &mut Self {
-        let h = TcpHeader {
-            seq: 0,
-            ack,
-            window_bytes: window,
-            flags: tcp_flags::ACK,
-            payload_bytes: 0,
-        };
+        let h = TcpHeader { seq: 0, ack, window_bytes: window, flags: tcp_flags::ACK, payload_bytes: 0 };
         self.tx.handle_ack(self.now, &h);
         self
     }
@@ -86,13 +68,7 @@ impl Harness {
 
 #[test]
 fn slow_start_doubles_per_rtt_then_avoidance_adds_about_one_mss() {
-    let mut h = harness(
-        &TcpConfig {
-            initial_ssthresh_bytes: 8000,
-            ..cfg(2)
-        },
-        u64::MAX,
-    );
+    let mut h = harness(&TcpConfig { initial_ssthresh_bytes: 8000, ..cfg(2) }, u64::MAX);
     let mut per_rtt = vec![];
     for rtt in 0..2 {
         let segs = h.at(ms(100 * rtt)).send();
@@ -135,10 +111,7 @@ fn two_dupacks() -> Harness {
 #[test]
 fn two_dupacks_do_nothing_three_trigger_fast_retransmit() {
     let mut h = two_dupacks();
-    assert!(
-        h.send().is_empty(),
-        "no limited transmit, no retransmit after 2 dupacks"
-    );
+    assert!(h.send().is_empty(), "no limited transmit, no retransmit after 2 dupacks");
     assert_eq!(h.tx.stats().fast_retransmits, 0);
     assert!(!h.tx.in_recovery());
 
@@ -221,10 +194,7 @@ fn rto_backs_off_exponentially_and_karn_ignores_retransmitted_acks() {
         assert_eq!(h.send(), vec![seg(0, 1000, true)]);
     }
     assert_eq!(deadlines, vec![1, 3, 7]);
-    assert_eq!(
-        h.tx.poll_timeout(),
-        Some(SimTime::ZERO + SimDur::from_secs(15))
-    );
+    assert_eq!(h.tx.poll_timeout(), Some(SimTime::ZERO + SimDur::from_secs(15)));
     assert_eq!(h.tx.stats().timeouts, 3);
     assert_eq!(h.tx.cwnd_bytes(), 1000);
     // ssthresh halved once (FlightSize 2000 -> max(1000, 2000)), not again per expiry.
@@ -235,10 +205,7 @@ fn rto_backs_off_exponentially_and_karn_ignores_retransmitted_acks() {
     assert_eq!(h.tx.srtt(), None);
     assert_eq!(h.tx.rto(), SimDur::from_secs(8));
     // Go-back-N resends 1000 (retransmission) and sends 2000 new, which is timed.
-    assert_eq!(
-        h.send(),
-        vec![seg(1000, 1000, true), seg(2000, 1000, false)]
-    );
+    assert_eq!(h.send(), vec![seg(1000, 1000, true), seg(2000, 1000, false)]);
     h.at(SimDur::from_millis(7_200)).ack(3000);
     assert_eq!(h.tx.srtt(), Some(ms(100)));
     // First sample: 100 ms + 4·50 ms; the backoff is gone.
@@ -278,10 +245,7 @@ fn shrinking_window_stalls_without_loss_and_resumes() {
     assert_eq!(sent[..6], vec![empty; 6][..]);
     assert_eq!(sent[6], vec![10_000]);
     let st = h.tx.stats();
-    assert_eq!(
-        (st.retransmissions, st.timeouts, st.fast_retransmits),
-        (0, 0, 0)
-    );
+    assert_eq!((st.retransmissions, st.timeouts, st.fast_retransmits), (0, 0, 0));
     // Slow start kept growing cwnd (+1000 per ACK); ssthresh untouched.
     assert_eq!(h.tx.cwnd_bytes(), 18_000);
     assert_eq!(h.tx.ssthresh_bytes(), u64::MAX);
@@ -360,25 +324,13 @@ fn zero_window_probes_without_deadlock_or_cwnd_cut() {
 #[test]
 fn sub_mss_window_sends_only_via_probe_and_final_short_segment_goes_out() {
     let mut h = harness(&cfg(4), 2500);
-    h.tx.handle_ack(
-        h.now,
-        &TcpHeader {
-            seq: 0,
-            ack: 0,
-            window_bytes: 500,
-            flags: 0x10,
-            payload_bytes: 0,
-        },
-    );
+    h.tx.handle_ack(h.now, &TcpHeader { seq: 0, ack: 0, window_bytes: 500, flags: 0x10, payload_bytes: 0 });
     assert!(h.send().is_empty()); // 1000-byte segment does not fit in 500
     h.fire();
     assert_eq!(h.send(), vec![seg(0, 1000, false)]);
     h.at(ms(1100)).ack_win(1000, 2000);
     // A short final segment is sent when fewer than MSS bytes remain.
-    assert_eq!(
-        h.send(),
-        vec![seg(1000, 1000, false), seg(2000, 500, false)]
-    );
+    assert_eq!(h.send(), vec![seg(1000, 1000, false), seg(2000, 500, false)]);
     h.ack(2500);
     assert!(h.tx.all_acked());
 }

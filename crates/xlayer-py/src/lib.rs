@@ -37,7 +37,13 @@ impl Simulation {
 impl Simulation {
     #[new]
     #[pyo3(signature = (scenario_json, seed, run, pcap_dir=None, base_dir=None))]
-    fn new(scenario_json: &str, seed: u64, run: u64, pcap_dir: Option<PathBuf>, base_dir: Option<PathBuf>) -> PyResult<Self> {
+    fn new(
+        scenario_json: &str,
+        seed: u64,
+        run: u64,
+        pcap_dir: Option<PathBuf>,
+        base_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
         let s = parse(scenario_json, base_dir.as_deref())?;
         let world = xlayer_sim::build(&s, seed, run, pcap_dir.as_deref()).map_err(scenario_error)?;
         Ok(Simulation {
@@ -67,7 +73,10 @@ impl Simulation {
 
     /// Run events up to `until_s` (clamped to the duration). Releases the GIL.
     fn advance(&mut self, py: Python<'_>, until_s: f64) -> PyResult<()> {
-        let world = self.world.as_mut().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this simulation has finished"))?;
+        let world = self
+            .world
+            .as_mut()
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this simulation has finished"))?;
         let until = SimTime::ZERO + SimDur::from_secs_f64(until_s);
         let started = std::time::Instant::now();
         py.allow_threads(|| world.run_until(until));
@@ -77,7 +86,10 @@ impl Simulation {
 
     /// Run to the end and return the results as plain Python containers.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let world = self.world.take().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this simulation has finished"))?;
+        let world = self
+            .world
+            .take()
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("this simulation has finished"))?;
         let started = std::time::Instant::now();
         let result = py.allow_threads(move || world.finish());
         self.wall_time_s += started.elapsed().as_secs_f64();

@@ -13,7 +13,9 @@ use xlayer_sim::Scenario;
 fn star(hosts: usize) -> String {
     let mut s = String::from("[simulation]\nduration = \"1s\"\n[[node]]\nname = \"hub\"\nkind = \"router\"\n");
     for i in 0..hosts {
-        s += &format!("[[node]]\nname = \"h{i}\"\n[[link]]\na = \"h{i}\"\nb = \"hub\"\nrate = \"100Mbps\"\ndelay = \"1ms\"\n");
+        s += &format!(
+            "[[node]]\nname = \"h{i}\"\n[[link]]\na = \"h{i}\"\nb = \"hub\"\nrate = \"100Mbps\"\ndelay = \"1ms\"\n"
+        );
     }
     for i in 0..hosts / 2 {
         let j = hosts - 1 - i;

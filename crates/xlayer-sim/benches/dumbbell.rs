@@ -36,7 +36,10 @@ fn main() {
         return;
     }
     println!("dumbbell, {duration} simulated, best of 3 runs");
-    println!("{:>6} {:>22} {:>10} {:>12} {:>12} {:>14} {:>12}", "flows", "probes", "wall_s", "events", "Mevents/s", "delivered_pkts", "ns/pkt");
+    println!(
+        "{:>6} {:>22} {:>10} {:>12} {:>12} {:>14} {:>12}",
+        "flows", "probes", "wall_s", "events", "Mevents/s", "delivered_pkts", "ns/pkt"
+    );
     for flows in [1, 16] {
         for (label, output) in [
             ("off", "flows = false\nseries_interval = \"0s\""),

@@ -83,12 +83,8 @@ impl World {
                 }
             })
             .collect();
-        let entities = self
-            .flows
-            .iter()
-            .map(|f| f.name.clone())
-            .chain(self.links.iter().map(|l| l.entity.clone()))
-            .collect();
+        let entities =
+            self.flows.iter().map(|f| f.name.clone()).chain(self.links.iter().map(|l| l.entity.clone())).collect();
         Ok(RunReport {
             flows,
             links,
@@ -122,7 +118,8 @@ impl World {
             });
             app_rx_bytes += e.ep.app_delivered_bytes();
             if group {
-                let mut rx = FlowStats { tx_packets: session.tx_packets, tx_bytes: session.tx_bytes, ..FlowStats::default() };
+                let mut rx =
+                    FlowStats { tx_packets: session.tx_packets, tx_bytes: session.tx_bytes, ..FlowStats::default() };
                 rx.first_tx = f.stats.first_tx;
                 rx.last_tx = f.stats.last_tx;
                 rx.merge_receiver(&e.stats);
@@ -141,7 +138,15 @@ impl World {
         self.nodes[node as usize].name.clone()
     }
 
-    fn flow_row(&self, i: usize, receiver: String, s: &mut FlowStats, c: &Counters, app_rx_bytes: u64, in_flight: u64) -> FlowRow {
+    fn flow_row(
+        &self,
+        i: usize,
+        receiver: String,
+        s: &mut FlowStats,
+        c: &Counters,
+        app_rx_bytes: u64,
+        in_flight: u64,
+    ) -> FlowRow {
         let f = &self.flows[i];
         s.delays_ns.sort_unstable();
         let ns = |v: Option<u64>| v.map(|x| x as f64 * 1e-9);

@@ -18,14 +18,28 @@ use xlayer_proto::{SimDur, SimTime};
 pub(crate) enum Event {
     /// A link asked to be woken (a packet reaches the far end, a TTI or slot boundary,
     /// an ARQ timer, ...).
-    LinkWake { link: u32 },
+    LinkWake {
+        link: u32,
+    },
     /// An endpoint asked to be woken (RTO, delayed ACK, next CBR packet).
-    Wake { endpoint: u32 },
-    Start { flow: u32 },
-    Stop { flow: u32 },
+    Wake {
+        endpoint: u32,
+    },
+    Start {
+        flow: u32,
+    },
+    Stop {
+        flow: u32,
+    },
     /// A node joins or leaves a group.
-    Join { group: u32, node: u32 },
-    Leave { group: u32, node: u32 },
+    Join {
+        group: u32,
+        node: u32,
+    },
+    Leave {
+        group: u32,
+        node: u32,
+    },
     Sample,
 }
 

@@ -13,14 +13,22 @@ const A: f64 = 5500.0;
 const RATE_BPS: f64 = 10e6;
 /// Phases: (start, end, active flows). Statistics skip the first 20 s of each phase
 /// (the fluid model needs up to 16 s to settle within 1%, clamp_fluid.py).
-const PHASES: [(f64, f64, &[usize]); 5] =
-    [(0.0, 50.0, &[0]), (50.0, 100.0, &[0, 1]), (100.0, 150.0, &[0, 1, 2]), (150.0, 200.0, &[0, 2]), (200.0, 250.0, &[0])];
+const PHASES: [(f64, f64, &[usize]); 5] = [
+    (0.0, 50.0, &[0]),
+    (50.0, 100.0, &[0, 1]),
+    (100.0, 150.0, &[0, 1, 2]),
+    (150.0, 200.0, &[0, 2]),
+    (200.0, 250.0, &[0]),
+];
 const SKIP_S: f64 = 20.0;
 
 fn scenario(clamp: bool, duration_s: f64) -> Scenario {
-    let mut text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/clamp_fig2.toml")).unwrap();
+    let mut text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/clamp_fig2.toml")).unwrap();
     if !clamp {
-        text = text.replace(", clamp = { a = \"5500B\" }", "").replace(", agent = { kind = \"clamp\", tau = \"500B\" }", "");
+        text = text
+            .replace(", clamp = { a = \"5500B\" }", "")
+            .replace(", agent = { kind = \"clamp\", tau = \"500B\" }", "");
         assert!(!text.contains("clamp\""), "the NewReno variant must not run CLAMP");
     }
     text = text.replace("duration = \"250s\"", &format!("duration = \"{duration_s}s\""));
@@ -36,7 +44,10 @@ fn run(s: &Scenario) -> RunReport {
 fn series(r: &RunReport, entity: &str, m: &str, t0: f64, t1: f64) -> Vec<f64> {
     let e = r.entities.iter().position(|x| x == entity).unwrap() as u32;
     let s = &r.series;
-    (0..s.len()).filter(|&i| s.entity[i] == e && s.metric_name(i) == m && s.time_s[i] >= t0 && s.time_s[i] < t1).map(|i| s.value[i]).collect()
+    (0..s.len())
+        .filter(|&i| s.entity[i] == e && s.metric_name(i) == m && s.time_s[i] >= t0 && s.time_s[i] < t1)
+        .map(|i| s.value[i])
+        .collect()
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -55,7 +66,10 @@ fn clamp_queue_and_rates_follow_the_fluid_equilibrium_in_every_phase() {
         let k = active.len() as f64;
         let q = mean(&series(&full, "ap", "queue_bytes", t0 + SKIP_S, t1));
         let want = k * TAU + A;
-        println!("phase {t0}-{t1} s, k = {k}: mean queue {q:.0} B (fluid {want:.0} B, {:+.1}%)", 100.0 * (q / want - 1.0));
+        println!(
+            "phase {t0}-{t1} s, k = {k}: mean queue {q:.0} B (fluid {want:.0} B, {:+.1}%)",
+            100.0 * (q / want - 1.0)
+        );
         assert!((q / want - 1.0).abs() <= 0.15);
         let (a, b) = (run(&scenario(true, t0 + SKIP_S)), run(&scenario(true, t1)));
         for &f in active {

@@ -5,8 +5,13 @@
 use xlayer_sim::link::DropCause;
 use xlayer_sim::{check_determinism, RunReport, Scenario};
 
-const FILES: [&str; 5] =
-    ["clamp_fig2.toml", "clamp_fig3_slow.toml", "clamp_fig3_fast.toml", "clamp_short_flows.toml", "clamp_low_rate.toml"];
+const FILES: [&str; 5] = [
+    "clamp_fig2.toml",
+    "clamp_fig3_slow.toml",
+    "clamp_fig3_fast.toml",
+    "clamp_short_flows.toml",
+    "clamp_low_rate.toml",
+];
 
 fn text(file: &str) -> String {
     std::fs::read_to_string(format!("{}/../../scenarios/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -50,7 +55,11 @@ fn clamp_controls_the_window_on_the_fading_downlink() {
     let s = &r.series;
     let (mut binding, mut total) = (0, 0);
     for f in 0..4u32 {
-        let get = |m: &'static str| (0..s.len()).filter(move |&i| s.entity[i] == f && s.metric_name(i) == m && s.time_s[i] > 10.0).map(|i| s.value[i]);
+        let get = |m: &'static str| {
+            (0..s.len())
+                .filter(move |&i| s.entity[i] == f && s.metric_name(i) == m && s.time_s[i] > 10.0)
+                .map(|i| s.value[i])
+        };
         for (rwnd, cwnd) in get("rwnd_bytes").zip(get("cwnd_bytes")) {
             total += 1;
             binding += usize::from(rwnd < cwnd);

@@ -1,8 +1,8 @@
 //! Dumbbell: N equal-RTT NewReno flows share a 10 Mb/s bottleneck fully and fairly.
 
 mod common;
-use xlayer_sim::link::DropCause;
 use common::*;
+use xlayer_sim::link::DropCause;
 
 fn check(n: usize) {
     let r = run(&dumbbell(n, "10Mbps", "25ms", "100pkt", "100s", "series_interval = \"0s\""), 1, 0);

@@ -17,7 +17,8 @@ fn row<'a>(rows: &'a [FlowRow], receiver: &str) -> &'a FlowRow {
 fn a_group_flow_over_a_wired_tree_reaches_every_member_once() {
     // s - r0 - r1 - {m1, m2}, r0 - m3; m3 joins at 0.5 s and leaves at 1.5 s.
     let mut toml = String::from("[simulation]\nduration = \"2s\"\n");
-    for (n, kind) in [("s", "host"), ("r0", "router"), ("r1", "router"), ("m1", "host"), ("m2", "host"), ("m3", "host")] {
+    for (n, kind) in [("s", "host"), ("r0", "router"), ("r1", "router"), ("m1", "host"), ("m2", "host"), ("m3", "host")]
+    {
         toml += &format!("[[node]]\nname = \"{n}\"\nkind = \"{kind}\"\n");
     }
     for (a, b) in [("s", "r0"), ("r0", "r1"), ("r1", "m1"), ("r1", "m2"), ("r0", "m3")] {

@@ -42,8 +42,18 @@ fn pkt(uid: u64, udp: bool, bytes: u32) -> Packet {
     } else {
         Transport::Tcp(TcpHeader { seq: uid * 1460, ack: 0, window_bytes: 0, flags: 0, payload_bytes: bytes - 40 })
     };
-    Packet { uid, flow: FlowId(0), dir: Dir::Forward, src: Addr(0), dst: Addr(MS_NODE), size_bytes: bytes,
-             sent_at: SimTime::ZERO, class, transport, notes: None }
+    Packet {
+        uid,
+        flow: FlowId(0),
+        dir: Dir::Forward,
+        src: Addr(0),
+        dst: Addr(MS_NODE),
+        size_bytes: bytes,
+        sent_at: SimTime::ZERO,
+        class,
+        transport,
+        notes: None,
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -141,10 +151,12 @@ fn priority_sends_udp_before_tcp_and_no_qos_sends_in_arrival_order() {
         l.enqueue(ms(0), pkt(2, true, 260), NextHop::One(MS_NODE)); // 7 PDUs
         let mut out = vec![];
         drive(&mut l, ms(1000), &mut out);
-        let at = |uid| out.iter().find_map(|o| match o {
-            Out::Delivered(u, t, _) if *u == uid => Some(*t),
-            _ => None,
-        });
+        let at = |uid| {
+            out.iter().find_map(|o| match o {
+                Out::Delivered(u, t, _) if *u == uid => Some(*t),
+                _ => None,
+            })
+        };
         assert_eq!((at(2), at(1)), (Some(ms(udp_at)), Some(ms(tcp_at))), "priority = {priority}");
     }
 }
@@ -159,7 +171,12 @@ fn without_qos_a_tcp_hole_holds_back_udp_until_filled_or_given_up() {
         l.enqueue(ms(0), pkt(2, true, 260), NextHop::One(MS_NODE));
         let mut out = vec![];
         drive(&mut l, ms(1000), &mut out);
-        let order: Vec<u64> = out.iter().map(|o| match o { Out::Delivered(u, ..) | Out::Dropped(u, ..) => *u }).collect();
+        let order: Vec<u64> = out
+            .iter()
+            .map(|o| match o {
+                Out::Delivered(u, ..) | Out::Dropped(u, ..) => *u,
+            })
+            .collect();
         assert!(out.contains(&Out::Delivered(2, ms(udp_at), 0)), "WT {wt}: {out:?}");
         assert!(out.contains(&Out::Delivered(1, ms(130), 1)), "WT {wt}: {out:?}");
         assert_eq!(order, if udp_retx_first { vec![2, 1] } else { vec![1, 2] }, "WT {wt}");

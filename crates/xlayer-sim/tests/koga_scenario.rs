@@ -11,16 +11,20 @@ const MSS: f64 = 1460.0;
 /// array elements by index (flow 0 is TCP, flow 1 UDP).
 fn scenario(duration: &str, edits: &[(&str, &str)]) -> Scenario {
     let mut v: toml::Value = toml::from_str(FIG1).expect("parses");
-    let mut all = vec![("simulation.duration", format!("\"{duration}\"")), ("output.series_interval", "\"100ms\"".into())];
+    let mut all =
+        vec![("simulation.duration", format!("\"{duration}\"")), ("output.series_interval", "\"100ms\"".into())];
     all.extend(edits.iter().map(|(p, x)| (*p, x.to_string())));
     for (path, literal) in all {
-        let value: toml::Value = toml::from_str::<toml::Table>(&format!("x = {literal}")).expect("literal")["x"].clone();
+        let value: toml::Value =
+            toml::from_str::<toml::Table>(&format!("x = {literal}")).expect("literal")["x"].clone();
         let parts: Vec<&str> = path.split('.').collect();
         let mut cur = &mut v;
         for p in &parts[..parts.len() - 1] {
             cur = match p.parse::<usize>() {
                 Ok(i) => &mut cur[i],
-                Err(_) => cur.as_table_mut().unwrap().entry(p.to_string()).or_insert(toml::Value::Table(Default::default())),
+                Err(_) => {
+                    cur.as_table_mut().unwrap().entry(p.to_string()).or_insert(toml::Value::Table(Default::default()))
+                }
             };
         }
         cur.as_table_mut().unwrap().insert(parts[parts.len() - 1].to_string(), value);
@@ -54,7 +58,14 @@ fn the_fig1_scenario_is_deterministic() {
 
 #[test]
 fn a_fixed_awnd_caps_the_window_the_sender_sees() {
-    let s = scenario("20s", &[("radio.0.model.buffer", "10"), ("radio.0.model.wt", "\"90ms\""), ("flow.0.tcp.agent", "{ kind = \"koga\", awnd = 5 }")]);
+    let s = scenario(
+        "20s",
+        &[
+            ("radio.0.model.buffer", "10"),
+            ("radio.0.model.wt", "\"90ms\""),
+            ("flow.0.tcp.agent", "{ kind = \"koga\", awnd = 5 }"),
+        ],
+    );
     let r = run(&s, 1);
     let w = rwnd_samples(&r);
     assert!(!w.is_empty() && w.iter().all(|&x| x == 5.0 * MSS), "{w:?}");
@@ -64,7 +75,15 @@ fn a_fixed_awnd_caps_the_window_the_sender_sees() {
 fn the_adaptive_agent_computes_eq_3_from_l2_annotations_and_the_l7_rate() {
     // 32 kb/s of UDP: awnd = 2.76·n packets for n observed retransmissions (n >= 1), so
     // the advertised window is floor(2.76·n) segments: 2, 5, 8, 11, 13, 16 for n = 1..6.
-    let s = scenario("60s", &[("radio.0.model.buffer", "10"), ("radio.0.model.wt", "\"90ms\""), ("flow.0.tcp.agent", "{ kind = \"koga\" }"), ("flow.1.app.rate", "\"32kbps\"")]);
+    let s = scenario(
+        "60s",
+        &[
+            ("radio.0.model.buffer", "10"),
+            ("radio.0.model.wt", "\"90ms\""),
+            ("flow.0.tcp.agent", "{ kind = \"koga\" }"),
+            ("flow.1.app.rate", "\"32kbps\""),
+        ],
+    );
     let allowed: Vec<f64> = (1..=6).map(|n| (2.76f64 * n as f64 + 1e-9).floor() * MSS).collect();
     let mut seen_above_floor = false;
     for seed in 1..=3 {
@@ -77,7 +96,16 @@ fn the_adaptive_agent_computes_eq_3_from_l2_annotations_and_the_l7_rate() {
 
 #[test]
 fn the_agent_sees_more_udp_as_a_smaller_window() {
-    let s = |rate: &str| scenario("20s", &[("radio.0.model.buffer", "10"), ("flow.0.tcp.agent", "{ kind = \"koga\", min_retransmissions = 2 }"), ("flow.1.app.rate", rate)]);
+    let s = |rate: &str| {
+        scenario(
+            "20s",
+            &[
+                ("radio.0.model.buffer", "10"),
+                ("flow.0.tcp.agent", "{ kind = \"koga\", min_retransmissions = 2 }"),
+                ("flow.1.app.rate", rate),
+            ],
+        )
+    };
     let w32 = rwnd_samples(&run(&s("\"32kbps\""), 1));
     let w128 = rwnd_samples(&run(&s("\"128kbps\""), 1));
     // n = 2 at least: floor(5.52) = 5 and floor(4.56) = 4 segments.
@@ -93,7 +121,13 @@ fn udp_is_late_without_qos_and_reordered_when_wt_is_short() {
     assert!(udp.late_packets as f64 > 0.9 * udp.rx_packets as f64, "{udp:?}");
     assert_eq!(udp.reordered_packets, 0, "WT 500 ms outlasts every ARQ recovery");
     // WT 0: holes are given up at once and late SDUs arrive out of order.
-    let r = run(&scenario("30s", &[("radio.0.model.buffer", "10"), ("radio.0.model.wt", "\"0ms\""), ("flow.1.app.rate", "\"128kbps\"")]), 1);
+    let r = run(
+        &scenario(
+            "30s",
+            &[("radio.0.model.buffer", "10"), ("radio.0.model.wt", "\"0ms\""), ("flow.1.app.rate", "\"128kbps\"")],
+        ),
+        1,
+    );
     let udp = &r.flows[1];
     assert!(udp.reordered_packets > 20, "{udp:?}");
     assert!(udp.late_reordered_packets <= udp.late_packets.min(udp.reordered_packets));
@@ -102,8 +136,13 @@ fn udp_is_late_without_qos_and_reordered_when_wt_is_short() {
 #[test]
 fn l2_priority_protects_udp_that_no_qos_does_not() {
     let s = |qos: &str| {
-        let edits = [("radio.0.model.buffer", "10"), ("radio.0.model.wt", "\"150ms\""),
-                     ("radio.0.model.udp", "{ max_retx = 2 }"), ("radio.0.model.qos", qos), ("flow.1.app.rate", "\"32kbps\"")];
+        let edits = [
+            ("radio.0.model.buffer", "10"),
+            ("radio.0.model.wt", "\"150ms\""),
+            ("radio.0.model.udp", "{ max_retx = 2 }"),
+            ("radio.0.model.qos", qos),
+            ("flow.1.app.rate", "\"32kbps\""),
+        ];
         scenario("30s", &edits)
     };
     let loss = |r: &RunReport| {

@@ -24,11 +24,7 @@ fn saturate_two_loops(trace: Arc<Trace>, delay: SimDur, backlog: u64) -> u64 {
     let (mut now, mut uid, mut bytes) = (SimTime::ZERO, 0u64, 0u64);
     loop {
         while l.metrics(now).queue_packets < backlog {
-            l.enqueue(
-                now,
-                Packet::udp(uid, FlowId(0), Addr(0), Addr(1), 1500, uid),
-                NextHop::One(1),
-            );
+            l.enqueue(now, Packet::udp(uid, FlowId(0), Addr(0), Addr(1), 1500, uid), NextHop::One(1));
             uid += 1;
         }
         while let Some(o) = l.poll_output() {
@@ -65,10 +61,7 @@ fn saturated_trace_link_delivers_each_traces_capacity() {
     files.sort();
     assert!(!files.is_empty(), "no trace files in {}", dir.display());
     let delay = SimDur::from_millis(20);
-    println!(
-        "{:<28} {:>10} {:>14} {:>8}",
-        "file", "trace Mb/s", "delivered Mb/s", "error %"
-    );
+    println!("{:<28} {:>10} {:>14} {:>8}", "file", "trace Mb/s", "delivered Mb/s", "error %");
     let mut worst = 0.0f64;
     for path in &files {
         let trace = Arc::new(Trace::load(path).unwrap());
@@ -76,11 +69,7 @@ fn saturated_trace_link_delivers_each_traces_capacity() {
         let delivered_bps = bytes as f64 * 8.0 / (2.0 * trace.period().as_secs_f64());
         let err = 100.0 * (delivered_bps - trace.capacity_bps()) / trace.capacity_bps();
         let name = path.file_name().unwrap().to_string_lossy();
-        println!(
-            "{name:<28} {:>10.3} {:>14.3} {err:>8.3}",
-            trace.capacity_bps() / 1e6,
-            delivered_bps / 1e6
-        );
+        println!("{name:<28} {:>10.3} {:>14.3} {err:>8.3}", trace.capacity_bps() / 1e6, delivered_bps / 1e6);
         worst = worst.max(err.abs());
     }
     assert!(worst < 1.0, "worst error {worst:.3}% >= 1%");

@@ -10,24 +10,12 @@ use xlayer_proto::packet::tcp_flags::{ACK, PSH};
 use xlayer_proto::{Addr, Dir, FlowId, Packet, SimTime, TcpHeader, Transport, UdpHeader};
 use xlayer_sim::trace::pcap::{addr_to_ipv4, PcapWriter, RECEIVER_PORT_BASE, SENDER_PORT_BASE};
 
-const CHECKSUMS: [&str; 6] = [
-    "-o",
-    "ip.check_checksum:TRUE",
-    "-o",
-    "tcp.check_checksum:TRUE",
-    "-o",
-    "udp.check_checksum:TRUE",
-];
+const CHECKSUMS: [&str; 6] =
+    ["-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE"];
 
 fn tshark(file: &Path, args: &[&str]) -> String {
-    let out = Command::new("tshark")
-        .arg("-n")
-        .arg("-r")
-        .arg(file)
-        .args(CHECKSUMS)
-        .args(args)
-        .output()
-        .expect("run tshark");
+    let out =
+        Command::new("tshark").arg("-n").arg("-r").arg(file).args(CHECKSUMS).args(args).output().expect("run tshark");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "tshark failed: {stderr}");
     String::from_utf8(out.stdout).unwrap()
@@ -39,10 +27,7 @@ fn have_tshark() -> bool {
     match Command::new("tshark").arg("--version").output() {
         Ok(o) if o.status.success() => true,
         r => {
-            assert!(
-                !required,
-                "XLAYER_REQUIRE_TSHARK=1 but tshark is not usable: {r:?}"
-            );
+            assert!(!required, "XLAYER_REQUIRE_TSHARK=1 but tshark is not usable: {r:?}");
             eprintln!("SKIPPED pcap_tshark: tshark not installed (apt-get install tshark; set XLAYER_REQUIRE_TSHARK=1 to make this fatal)");
             false
         }
@@ -50,10 +35,7 @@ fn have_tshark() -> bool {
 }
 
 fn temp_path(tag: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     std::env::temp_dir().join(format!("xlayer-{tag}-{}-{nanos}.pcap", std::process::id()))
 }
 
@@ -76,59 +58,30 @@ fn pkt(uid: u64, flow: u32, dir: Dir, size: u32, transport: Transport) -> Packet
 }
 
 fn data(seq: u64) -> Transport {
-    Transport::Tcp(TcpHeader {
-        seq,
-        ack: 0,
-        window_bytes: 65535,
-        flags: ACK | PSH,
-        payload_bytes: 1460,
-    })
+    Transport::Tcp(TcpHeader { seq, ack: 0, window_bytes: 65535, flags: ACK | PSH, payload_bytes: 1460 })
 }
 
 fn ack(ack: u64, window_bytes: u32) -> Transport {
-    Transport::Tcp(TcpHeader {
-        seq: 0,
-        ack,
-        window_bytes,
-        flags: ACK,
-        payload_bytes: 0,
-    })
+    Transport::Tcp(TcpHeader { seq: 0, ack, window_bytes, flags: ACK, payload_bytes: 0 })
 }
 
 /// The capture: (time in ns, packet). Includes sub-microsecond spacing, a sequence number
 /// past 2^32, a window above 65535, and a UDP datagram padded beyond payload_bytes.
 fn capture() -> Vec<(u64, Packet)> {
     let wrap = (1u64 << 32) - 1460; // flow 2 crosses the 32-bit sequence boundary
-    let udp = |seq, payload| {
-        Transport::Udp(UdpHeader {
-            seq,
-            payload_bytes: payload,
-        })
-    };
+    let udp = |seq, payload| Transport::Udp(UdpHeader { seq, payload_bytes: payload });
     vec![
         (0, pkt(1, 0, Dir::Forward, 1500, data(0))),
         (1, pkt(2, 1, Dir::Forward, 1500, data(0))),
         (999, pkt(3, 0, Dir::Forward, 1500, data(1460))),
         (1_000, pkt(4, 2, Dir::Forward, 1500, data(wrap))),
         (1_001, pkt(5, 3, Dir::Forward, 1028, udp(0, 1000))),
-        (
-            250_000_123,
-            pkt(6, 0, Dir::Reverse, 40, ack(2920, 1_000_000)),
-        ),
+        (250_000_123, pkt(6, 0, Dir::Reverse, 40, ack(2920, 1_000_000))),
         (250_000_124, pkt(7, 1, Dir::Reverse, 40, ack(1460, 30_000))),
-        (
-            250_000_500,
-            pkt(8, 2, Dir::Forward, 1500, data(wrap + 1460)),
-        ),
-        (
-            500_000_000,
-            pkt(9, 2, Dir::Reverse, 40, ack(wrap + 2920, 65535)),
-        ),
+        (250_000_500, pkt(8, 2, Dir::Forward, 1500, data(wrap + 1460))),
+        (500_000_000, pkt(9, 2, Dir::Reverse, 40, ack(wrap + 2920, 65535))),
         (1_000_000_001, pkt(10, 3, Dir::Forward, 1028, udp(1, 1000))),
-        (
-            1_234_567_890_123_456_789,
-            pkt(11, 3, Dir::Reverse, 200, udp(0, 100)),
-        ),
+        (1_234_567_890_123_456_789, pkt(11, 3, Dir::Reverse, 200, udp(0, 100))),
     ]
 }
 
@@ -193,36 +146,16 @@ fn tshark_decodes_every_field_and_validates_checksums() {
         assert_eq!(row[1], ip(p.src), "{ctx}");
         assert_eq!(row[9], ip(p.dst), "{ctx}");
         let size = p.size_bytes.to_string();
-        assert_eq!(
-            [row[7], row[8], row[10]],
-            [size.as_str(); 3],
-            "frame/cap/ip length, {ctx}"
-        );
+        assert_eq!([row[7], row[8], row[10]], [size.as_str(); 3], "frame/cap/ip length, {ctx}");
         assert_eq!(row[11], format!("0x{:04x}", p.uid as u16), "{ctx}");
-        let (snd, rcv) = (
-            SENDER_PORT_BASE + p.flow.0 as u16,
-            RECEIVER_PORT_BASE + p.flow.0 as u16,
-        );
-        let ports = if p.dir == Dir::Forward {
-            [snd, rcv]
-        } else {
-            [rcv, snd]
-        }
-        .map(|x| x.to_string());
+        let (snd, rcv) = (SENDER_PORT_BASE + p.flow.0 as u16, RECEIVER_PORT_BASE + p.flow.0 as u16);
+        let ports = if p.dir == Dir::Forward { [snd, rcv] } else { [rcv, snd] }.map(|x| x.to_string());
         let is_tcp = matches!(p.transport, Transport::Tcp(_));
         // Non-empty zero payloads fall through to Wireshark's generic "data" dissector.
         let (l4, hdrs) = if is_tcp { ("tcp", 40) } else { ("udp", 28) };
         let data = if p.size_bytes > hdrs { ":data" } else { "" };
-        assert_eq!(
-            row[6],
-            format!("raw:ip:{l4}{data}"),
-            "nothing but generic data, {ctx}"
-        );
-        assert_eq!(
-            if is_tcp { &row[12..14] } else { &row[14..16] },
-            ports,
-            "ports, {ctx}"
-        );
+        assert_eq!(row[6], format!("raw:ip:{l4}{data}"), "nothing but generic data, {ctx}");
+        assert_eq!(if is_tcp { &row[12..14] } else { &row[14..16] }, ports, "ports, {ctx}");
         match &p.transport {
             Transport::Tcp(h) => {
                 assert_eq!(row[2], (h.seq as u32).to_string(), "{ctx}");
@@ -251,8 +184,5 @@ fn tshark_decodes_every_field_and_validates_checksums() {
     std::fs::write(&path, &bytes).unwrap();
     let expert = tshark(&path, &["-q", "-z", "expert"]).to_lowercase();
     std::fs::remove_file(&path).ok();
-    assert!(
-        expert.contains("checksum"),
-        "corruption not detected:\n{expert}"
-    );
+    assert!(expert.contains("checksum"), "corruption not detected:\n{expert}");
 }

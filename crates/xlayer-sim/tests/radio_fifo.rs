@@ -2,8 +2,8 @@
 //! radio and back over the uplinks, buffer drops accounted, capacity shared.
 
 mod common;
-use xlayer_sim::link::DropCause;
 use common::run;
+use xlayer_sim::link::DropCause;
 
 const SCENARIO: &str = r#"
 [simulation]

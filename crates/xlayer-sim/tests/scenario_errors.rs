@@ -58,7 +58,8 @@ fn unknown_node_and_bad_probability_are_named() {
 
 #[test]
 fn protocol_and_application_must_agree() {
-    let e = err(&GOOD.replace("app = { kind = \"bulk\" }", "app = { kind = \"cbr\", rate = \"64kbps\", packet_size = \"260B\" }"));
+    let e = err(&GOOD
+        .replace("app = { kind = \"bulk\" }", "app = { kind = \"cbr\", rate = \"64kbps\", packet_size = \"260B\" }"));
     assert!(e.starts_with("flow[0].app.kind"), "{e}");
 }
 

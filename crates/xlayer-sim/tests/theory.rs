@@ -11,7 +11,8 @@ const MIN_RTO_S: f64 = 0.2;
 
 /// PFTK approximate model, bytes/s (ns-2 `tcp/formula.h` form).
 fn pftk(rtt: f64, p: f64, b: f64, t0: f64) -> f64 {
-    MSS / (rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (1.0f64).min(3.0 * (3.0 * b * p / 8.0).sqrt()) * p * (1.0 + 32.0 * p * p))
+    MSS / (rtt * (2.0 * b * p / 3.0).sqrt()
+        + t0 * (1.0f64).min(3.0 * (3.0 * b * p / 8.0).sqrt()) * p * (1.0 + 32.0 * p * p))
 }
 
 fn scenario(p: f64, delayed_ack: bool, duration: &str) -> String {

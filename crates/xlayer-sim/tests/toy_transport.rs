@@ -108,7 +108,11 @@ fn a_transport_written_outside_the_engine_runs_and_is_accounted_for() {
     });
     let mut acked = 0;
     w.run_until(ms(2_000));
-    w.endpoint_counters(0, 0, &mut |name, v| if name == "acked" { acked = v });
+    w.endpoint_counters(0, 0, &mut |name, v| {
+        if name == "acked" {
+            acked = v
+        }
+    });
     assert_eq!(acked, 100, "the sender heard every cumulative acknowledgement");
     let r = w.finish().expect("finishes");
     let f = &r.flows[0];

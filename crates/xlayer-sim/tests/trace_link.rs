@@ -51,11 +51,7 @@ impl Tally {
     }
     fn assert_conserved(&self, l: &TraceLink) {
         let held = Tally::held(l);
-        assert_eq!(
-            self.enqueued,
-            self.delivered.len() as u64 + self.dropped + held,
-            "conservation"
-        );
+        assert_eq!(self.enqueued, self.delivered.len() as u64 + self.dropped + held, "conservation");
     }
 }
 
@@ -91,11 +87,7 @@ fn saturated_link_delivers_the_trace_capacity_over_several_loops() {
     let bytes: u64 = tally.delivered.iter().map(|d| d.1 as u64).sum();
     let rate_bps = bytes as f64 * 8.0 / span.as_secs_f64();
     let err = (rate_bps - trace.capacity_bps()).abs() / trace.capacity_bps();
-    assert!(
-        err < 0.01,
-        "delivered {rate_bps} b/s vs trace {} b/s",
-        trace.capacity_bps()
-    );
+    assert!(err < 0.01, "delivered {rate_bps} b/s vs trace {} b/s", trace.capacity_bps());
     assert_eq!(trace.capacity_bps(), 6e6);
     // Never idle, so no opportunity was wasted and each carried one packet.
     assert_eq!((l.opportunities_wasted, l.tx_packets), (0, l.opportunities_used));
@@ -132,14 +124,7 @@ fn every_packet_is_delivered_dropped_or_held() {
     // 2% random loss: overflow in the 2 Mb/s phase, channel drops throughout.
     let trace = two_rate_trace();
     let loss = LossProcess::new(LossModel::Bernoulli { p: 0.02 }, stream(7, 0, "trace-link-loss"));
-    let mut l = TraceLink::new(
-        "up".into(),
-        1,
-        trace,
-        SimDur::from_millis(25),
-        QueueLimit::Packets(40),
-        Some(loss),
-    );
+    let mut l = TraceLink::new("up".into(), 1, trace, SimDur::from_millis(25), QueueLimit::Packets(40), Some(loss));
     let mut tally = Tally::default();
     let gap = SimDur(1_500_000); // 1500 B at 8 Mb/s
     let mut next_send = SimTime::ZERO;
@@ -157,12 +142,7 @@ fn every_packet_is_delivered_dropped_or_held() {
         tally.drain(&mut l, wake.unwrap_or(next_send));
         tally.assert_conserved(&l);
     }
-    assert!(
-        l.drops_queue > 100 && l.drops_channel > 20,
-        "{} {}",
-        l.drops_queue,
-        l.drops_channel
-    );
+    assert!(l.drops_queue > 100 && l.drops_channel > 20, "{} {}", l.drops_queue, l.drops_channel);
     assert_eq!(l.drops_queue + l.drops_channel, tally.dropped);
     assert!(Tally::held(&l) > 0);
 }

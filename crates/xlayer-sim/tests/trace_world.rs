@@ -51,7 +51,8 @@ fn a_saturating_flow_gets_the_trace_capacity_and_follows_it_over_time() {
     let trace = Trace::load(dir.join("cell.down")).expect("loads");
     let r = xlayer_sim::build(&s, 1, 0, None).expect("builds").finish().expect("finishes");
     let f = &r.flows[0];
-    let capacity = trace.capacity_bytes_between(xlayer_sim::SimTime::ZERO, xlayer_sim::SimTime::ZERO + s.simulation.duration.0);
+    let capacity =
+        trace.capacity_bytes_between(xlayer_sim::SimTime::ZERO, xlayer_sim::SimTime::ZERO + s.simulation.duration.0);
     let delivered = f.rx_bytes as f64;
     assert!((delivered / capacity as f64 - 1.0).abs() < 0.01, "delivered {delivered} B of {capacity} B");
     assert!(r.conservation.holds());

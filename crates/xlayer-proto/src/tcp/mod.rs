@@ -95,10 +95,7 @@ pub struct TcpSource {
 impl TcpSource {
     /// `app_bytes`: the file size, or `None` for a bulk (greedy) application.
     pub fn new(cfg: &TcpConfig, app_bytes: Option<u64>) -> Self {
-        TcpSource {
-            tcp: TcpSender::new(cfg),
-            app_bytes: app_bytes.unwrap_or(u64::MAX),
-        }
+        TcpSource { tcp: TcpSender::new(cfg), app_bytes: app_bytes.unwrap_or(u64::MAX) }
     }
 
     pub fn sender(&self) -> &TcpSender {
@@ -133,10 +130,7 @@ impl Endpoint for TcpSource {
             payload_bytes: seg.payload_bytes,
         };
         let size_bytes = seg.payload_bytes + IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
-        Some(Transmit {
-            size_bytes,
-            transport: Transport::Tcp(h),
-        })
+        Some(Transmit { size_bytes, transport: Transport::Tcp(h) })
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -178,9 +172,7 @@ pub struct TcpSink {
 
 impl TcpSink {
     pub fn new(cfg: &TcpConfig, agent: Option<Box<dyn WindowAgent>>) -> Self {
-        TcpSink {
-            tcp: TcpReceiver::new(cfg, agent),
-        }
+        TcpSink { tcp: TcpReceiver::new(cfg, agent) }
     }
 
     pub fn receiver(&self) -> &TcpReceiver {
@@ -205,10 +197,7 @@ impl Endpoint for TcpSink {
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         let h = self.tcp.poll_transmit(now)?;
-        Some(Transmit {
-            size_bytes: IPV4_HEADER_BYTES + TCP_HEADER_BYTES,
-            transport: Transport::Tcp(h),
-        })
+        Some(Transmit { size_bytes: IPV4_HEADER_BYTES + TCP_HEADER_BYTES, transport: Transport::Tcp(h) })
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {

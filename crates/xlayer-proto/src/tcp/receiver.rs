@@ -64,13 +64,7 @@ impl TcpReceiver {
 
     /// One arriving data segment (`packet_bytes`: size of the IP packet that carried it).
     /// Segments without payload are ignored.
-    pub fn handle_segment(
-        &mut self,
-        now: SimTime,
-        seg: &TcpHeader,
-        notes: Option<&Annotations>,
-        packet_bytes: u32,
-    ) {
+    pub fn handle_segment(&mut self, now: SimTime, seg: &TcpHeader, notes: Option<&Annotations>, packet_bytes: u32) {
         if seg.payload_bytes == 0 {
             return;
         }
@@ -85,12 +79,7 @@ impl TcpReceiver {
         } // else: a complete duplicate.
         let in_order = self.rcv_nxt > before;
         if let Some(agent) = self.agent.as_mut() {
-            let seen = SegmentSeen {
-                header: seg,
-                notes,
-                in_order,
-                packet_bytes,
-            };
+            let seen = SegmentSeen { header: seg, notes, in_order, packet_bytes };
             agent.on_segment(now, seen);
         }
         // RFC 5681 §4.2 / RFC 6582 §5: ACK out-of-order segments, duplicates and
@@ -168,13 +157,8 @@ impl TcpReceiver {
     fn insert_ooo(&mut self, mut s: u64, mut e: u64) {
         // Ranges are disjoint, so among those starting at or before `e` the ones that
         // touch [s, e) are a suffix, found by walking back while they end at/after `s`.
-        let touching: Vec<(u64, u64)> = self
-            .ooo
-            .range(..=e)
-            .rev()
-            .take_while(|(_, &end)| end >= s)
-            .map(|(&a, &b)| (a, b))
-            .collect();
+        let touching: Vec<(u64, u64)> =
+            self.ooo.range(..=e).rev().take_while(|(_, &end)| end >= s).map(|(&a, &b)| (a, b)).collect();
         for (a, b) in touching {
             self.ooo.remove(&a);
             self.ooo_bytes -= b - a;

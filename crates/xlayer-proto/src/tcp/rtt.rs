@@ -52,9 +52,7 @@ impl RttEstimator {
         }
         let srtt = self.srtt.unwrap_or_default();
         // RFC 6298 (2.2)/(2.3) and §4: the variance term is at least G.
-        let var = self
-            .granularity
-            .max(SimDur(K.saturating_mul(self.rttvar.0)));
+        let var = self.granularity.max(SimDur(K.saturating_mul(self.rttvar.0)));
         // RFC 6298 (2.4) lower bound, (2.5) upper bound.
         self.base_rto = (srtt + var).max(self.min_rto).min(self.max_rto);
     }
@@ -136,10 +134,7 @@ mod tests {
             e.on_sample(SimDur::from_millis(10));
         }
         assert_eq!(e.rto(), SimDur::from_millis(200));
-        let cfg = TcpConfig {
-            min_rto: SimDur::ZERO,
-            ..TcpConfig::default()
-        };
+        let cfg = TcpConfig { min_rto: SimDur::ZERO, ..TcpConfig::default() };
         let mut e = RttEstimator::new(&cfg);
         for _ in 0..100 {
             e.on_sample(SimDur::from_millis(10));

@@ -308,11 +308,7 @@ impl TcpSender {
             self.arm_rto(now);
         }
         self.snd_max = self.snd_max.max(seq + len);
-        Segment {
-            seq,
-            payload_bytes: len as u32,
-            retransmission,
-        }
+        Segment { seq, payload_bytes: len as u32, retransmission }
     }
 
     fn arm_rto(&mut self, now: SimTime) {

@@ -174,11 +174,7 @@ impl<A: Endpoint, B: Endpoint> Pair<A, B> {
     /// When something next happens: an arrival, a scheduled command or a timeout.
     pub fn next_time(&self) -> Option<SimTime> {
         let ev = self.events.keys().next().map(|k| k.0);
-        [ev, self.a.poll_timeout(), self.b.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
-            .map(|t| t.max(self.now))
+        [ev, self.a.poll_timeout(), self.b.poll_timeout()].into_iter().flatten().min().map(|t| t.max(self.now))
     }
 
     /// Processes the next input (or, if none is due first, the due timeouts) and drives
@@ -273,11 +269,7 @@ impl<A: Endpoint, B: Endpoint> Pair<A, B> {
             return;
         }
         self.steps_at_now += 1;
-        assert!(
-            self.steps_at_now < MAX_STEPS_PER_INSTANT,
-            "livelock at {}: time does not advance",
-            self.now
-        );
+        assert!(self.steps_at_now < MAX_STEPS_PER_INSTANT, "livelock at {}: time does not advance", self.now);
     }
 
     fn push(&mut self, at: SimTime, ev: Ev) {

@@ -4,11 +4,18 @@ use crate::engine::{uniform, Rng};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LossModel {
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Stepped once per packet: first the state transition, then the loss draw in the
     /// new state. Stationary loss rate: (π_G·loss_good + π_B·loss_bad) with
     /// π_B = p_gb / (p_gb + p_bg).
-    GilbertElliott { p_good_to_bad: f64, p_bad_to_good: f64, loss_good: f64, loss_bad: f64 },
+    GilbertElliott {
+        p_good_to_bad: f64,
+        p_bad_to_good: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
 }
 
 impl LossModel {
@@ -82,12 +89,7 @@ mod tests {
 
     #[test]
     fn gilbert_elliott_matches_stationary_rate_and_burst_length() {
-        let m = LossModel::GilbertElliott {
-            p_good_to_bad: 0.01,
-            p_bad_to_good: 0.25,
-            loss_good: 0.0,
-            loss_bad: 1.0,
-        };
+        let m = LossModel::GilbertElliott { p_good_to_bad: 0.01, p_bad_to_good: 0.25, loss_good: 0.0, loss_bad: 1.0 };
         let (rate, burst) = loss_rate(m, 2_000_000);
         let expect = m.stationary_loss();
         assert!((rate - expect).abs() / expect < 0.03, "{rate} vs {expect}");

@@ -103,11 +103,7 @@ impl Trace {
             return Err(format!("line {line}: last timestamp is 0; the trace must last a nonzero time (it loops with period = last timestamp)"));
         }
         let sha256_hex = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
-        Ok(Trace {
-            opportunities_ms,
-            period_ms: last,
-            sha256_hex,
-        })
+        Ok(Trace { opportunities_ms, period_ms: last, sha256_hex })
     }
 
     /// Opportunity timestamps of one lap, in ms.
@@ -144,10 +140,7 @@ impl Trace {
         if c.idx + 1 == self.opportunities_ms.len() {
             Cursor { lap: c.lap + 1, idx: 0 }
         } else {
-            Cursor {
-                lap: c.lap,
-                idx: c.idx + 1,
-            }
+            Cursor { lap: c.lap, idx: c.idx + 1 }
         }
     }
     /// Position of `c` counted from the first opportunity of lap 0.
@@ -164,10 +157,7 @@ impl Trace {
             return Cursor { lap: lap - 1, idx };
         }
         // rem < period = last timestamp, so some line is >= rem.
-        Cursor {
-            lap,
-            idx: self.opportunities_ms.partition_point(|&t| t < rem),
-        }
+        Cursor { lap, idx: self.opportunities_ms.partition_point(|&t| t < rem) }
     }
     /// The first opportunity at or after `t`.
     pub fn first_at_or_after(&self, t: SimTime) -> Cursor {
@@ -189,29 +179,20 @@ impl Trace {
     }
     /// Capacity per window `[k·bin, (k+1)·bin)` for `k < bins`, in bytes.
     pub fn capacity_series_bytes(&self, bin: SimDur, bins: usize) -> Vec<u64> {
-        (0..bins as u64)
-            .map(|k| self.capacity_bytes_between(SimTime(k * bin.0), SimTime((k + 1) * bin.0)))
-            .collect()
+        (0..bins as u64).map(|k| self.capacity_bytes_between(SimTime(k * bin.0), SimTime((k + 1) * bin.0))).collect()
     }
 }
 
 fn parse_line(raw: &[u8], line: usize, prev: Option<u64>) -> Result<u64, String> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    let text = std::str::from_utf8(raw)
-        .map_err(|_| format!("line {line}: not valid UTF-8 text"))?
-        .trim();
+    let text = std::str::from_utf8(raw).map_err(|_| format!("line {line}: not valid UTF-8 text"))?.trim();
     if text.is_empty() {
-        return Err(format!(
-            "line {line}: empty line (one millisecond timestamp per line expected)"
-        ));
+        return Err(format!("line {line}: empty line (one millisecond timestamp per line expected)"));
     }
-    let ms: u64 = text
-        .parse()
-        .map_err(|_| format!("line {line}: `{text}` is not a non-negative integer (milliseconds)"))?;
+    let ms: u64 =
+        text.parse().map_err(|_| format!("line {line}: `{text}` is not a non-negative integer (milliseconds)"))?;
     if ms > MAX_TIMESTAMP_MS {
-        return Err(format!(
-            "line {line}: timestamp {ms} ms is over the maximum {MAX_TIMESTAMP_MS} ms"
-        ));
+        return Err(format!("line {line}: timestamp {ms} ms is over the maximum {MAX_TIMESTAMP_MS} ms"));
     }
     if let Some(p) = prev.filter(|&p| ms < p) {
         return Err(format!(
@@ -320,10 +301,7 @@ impl TraceLink {
     /// or before `now`.
     fn advance(&mut self, now: SimTime, land: bool) {
         loop {
-            let opp = self
-                .busy()
-                .then(|| self.trace.time_of(self.next_opp))
-                .filter(|&t| t <= now);
+            let opp = self.busy().then(|| self.trace.time_of(self.next_opp)).filter(|&t| t <= now);
             let arrival = self.in_flight.front().map(|f| f.0).filter(|&t| land && t <= now);
             match (arrival, opp) {
                 (Some(a), Some(o)) if a <= o => self.land(),
@@ -351,11 +329,7 @@ impl TraceLink {
                         break;
                     };
                     self.queue_bytes -= pkt.size_bytes as u64;
-                    self.in_transit.insert(InTransit {
-                        bytes_left: pkt.size_bytes,
-                        pkt,
-                        node,
-                    })
+                    self.in_transit.insert(InTransit { bytes_left: pkt.size_bytes, pkt, node })
                 }
             };
             let amount = budget.min(t.bytes_left);
@@ -380,10 +354,7 @@ impl TraceLink {
         self.tx_bytes += pkt.size_bytes as u64;
         if self.loss.as_mut().is_some_and(|l| l.lose_next()) {
             self.drops_channel += 1;
-            self.output.push_back(LinkOutput::Dropped {
-                pkt,
-                cause: DropCause::Channel,
-            });
+            self.output.push_back(LinkOutput::Dropped { pkt, cause: DropCause::Channel });
         } else {
             self.in_flight.push_back((at + self.delay, pkt, node));
         }
@@ -399,10 +370,7 @@ impl TraceLink {
         }
         if !self.fits(pkt.size_bytes) {
             self.drops_queue += 1;
-            self.output.push_back(LinkOutput::Dropped {
-                pkt,
-                cause: DropCause::QueueOverflow,
-            });
+            self.output.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return;
         }
         self.queue_bytes += pkt.size_bytes as u64;
@@ -465,12 +433,7 @@ impl LinkModel for TraceLink {
         let arrival = self.in_flight.front();
         match (arrival, self.poll_timeout()) {
             (Some((t, p, _)), Some(wake)) if *t == wake => p.uid,
-            _ => self
-                .in_transit
-                .as_ref()
-                .map(|t| t.pkt.uid)
-                .or(self.queue.front().map(|(p, _)| p.uid))
-                .unwrap_or(0),
+            _ => self.in_transit.as_ref().map(|t| t.pkt.uid).or(self.queue.front().map(|(p, _)| p.uid)).unwrap_or(0),
         }
     }
 
@@ -551,10 +514,7 @@ mod tests {
         assert_eq!(a.period_ms(), 10);
         assert_eq!(a.period(), SimDur::from_millis(10));
         let one = Trace::parse("1\n").unwrap();
-        assert_eq!(
-            one.sha256_hex(),
-            "4355a46b19d348dc2f57c046f8ef63d4538ebb936000f3c9ee954a27460dd865"
-        );
+        assert_eq!(one.sha256_hex(), "4355a46b19d348dc2f57c046f8ef63d4538ebb936000f3c9ee954a27460dd865");
         // "1" is Mahimahi's constant 12 Mb/s link.
         assert_eq!(one.capacity_bps(), 12e6);
         let dir = std::env::temp_dir().join(format!("xlayer-trace-unit-{}", std::process::id()));
@@ -580,14 +540,8 @@ mod tests {
         assert_eq!(t.first_at_or_after(SimTime(10_000_001)), Cursor { lap: 1, idx: 2 });
         assert_eq!(t.first_at_or_after(ms(20_000)), Cursor { lap: 1999, idx: 3 });
         assert_eq!(t.opportunities_between(ms(0), ms(20)), 7);
-        assert_eq!(
-            t.capacity_series_bytes(SimDur::from_millis(10), 3),
-            vec![4500, 6000, 6000]
-        );
-        assert_eq!(
-            t.capacity_series_bytes(SimDur::from_millis(5), 4),
-            vec![3000, 1500, 4500, 1500]
-        );
+        assert_eq!(t.capacity_series_bytes(SimDur::from_millis(10), 3), vec![4500, 6000, 6000]);
+        assert_eq!(t.capacity_series_bytes(SimDur::from_millis(5), 4), vec![3000, 1500, 4500, 1500]);
         assert_eq!(t.capacity_bps(), 4.0 * 12_000.0 / 0.010);
     }
 
@@ -598,10 +552,7 @@ mod tests {
         for uid in 1..=4 {
             l.enqueue(SimTime::ZERO, pkt(uid, 1500), NextHop::One(1));
         }
-        assert_eq!(
-            delivered(&run(&mut l, ms(100))),
-            vec![(15, 1), (25, 2), (35, 3), (45, 4)]
-        );
+        assert_eq!(delivered(&run(&mut l, ms(100))), vec![(15, 1), (25, 2), (35, 3), (45, 4)]);
         assert_eq!(l.poll_timeout(), None);
     }
 
@@ -637,11 +588,7 @@ mod tests {
         l.enqueue(SimTime::ZERO, pkt(5, 200), NextHop::One(1));
         let mut out = run(&mut l, ms(1));
         assert_eq!(l.in_transit_bytes_left(), 500);
-        assert_eq!(
-            l.metrics(ms(1)).queue_packets,
-            3,
-            "the packet in transit has left the queue"
-        );
+        assert_eq!(l.metrics(ms(1)).queue_packets, 3, "the packet in transit has left the queue");
         out.extend(run_from(&mut l, ms(1), ms(10)));
         assert_eq!(delivered(&out), vec![(1, 1), (2, 2), (2, 3), (5, 4), (5, 5)]);
         assert_eq!((l.opportunities_used, l.tx_bytes), (5, 7200));
@@ -672,10 +619,7 @@ mod tests {
         }
         let drops: Vec<u64> = std::iter::from_fn(|| l.poll_output())
             .map(|o| match o {
-                LinkOutput::Dropped {
-                    pkt,
-                    cause: DropCause::QueueOverflow,
-                } => pkt.uid,
+                LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow } => pkt.uid,
                 other => panic!("{other:?}"),
             })
             .collect();
@@ -687,37 +631,14 @@ mod tests {
     fn loss_takes_served_packets_as_channel_drops() {
         let trace = Arc::new(Trace::parse("1\n").unwrap());
         let lossy = |p: f64| Some(LossProcess::new(LossModel::Bernoulli { p }, stream(1, 0, "trace-loss")));
-        let mut all = TraceLink::new(
-            "t".into(),
-            1,
-            trace.clone(),
-            SimDur::ZERO,
-            QueueLimit::Packets(10),
-            lossy(1.0),
-        );
+        let mut all = TraceLink::new("t".into(), 1, trace.clone(), SimDur::ZERO, QueueLimit::Packets(10), lossy(1.0));
         all.enqueue(SimTime::ZERO, pkt(1, 1500), NextHop::One(1));
-        assert!(
-            all.poll_output().is_none(),
-            "loss is decided at service, not on arrival"
-        );
+        assert!(all.poll_output().is_none(), "loss is decided at service, not on arrival");
         all.handle_timeout(ms(1));
-        assert!(matches!(
-            all.poll_output(),
-            Some(LinkOutput::Dropped {
-                cause: DropCause::Channel,
-                ..
-            })
-        ));
+        assert!(matches!(all.poll_output(), Some(LinkOutput::Dropped { cause: DropCause::Channel, .. })));
         assert_eq!((all.tx_packets, all.drops_channel), (1, 1));
 
-        let mut half = TraceLink::new(
-            "t".into(),
-            1,
-            trace,
-            SimDur::ZERO,
-            QueueLimit::Packets(10_000),
-            lossy(0.5),
-        );
+        let mut half = TraceLink::new("t".into(), 1, trace, SimDur::ZERO, QueueLimit::Packets(10_000), lossy(0.5));
         for uid in 0..2000 {
             half.enqueue(SimTime::ZERO, pkt(uid, 1500), NextHop::One(1));
         }
@@ -762,9 +683,6 @@ mod tests {
             }
         }
         assert_eq!(nodes, vec![(4, 4), (5, 5)]);
-        assert_eq!(
-            (l.poll_timeout(), l.next_packet_uid(), l.last_on_wire().is_none()),
-            (None, 0, true)
-        );
+        assert_eq!((l.poll_timeout(), l.next_packet_uid(), l.last_on_wire().is_none()), (None, 0, true));
     }
 }

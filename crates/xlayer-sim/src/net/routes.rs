@@ -99,7 +99,8 @@ impl Routes {
             let parent = neighbour[stub] as usize;
             let down = incoming[stub].iter().find(|e| e.from as usize == parent).expect("checked above");
             for (r, &u) in core.iter().enumerate() {
-                table[r * n + stub] = if u == parent { Hop { link: down.hop, next: stub as u32 } } else { table[r * n + parent] };
+                table[r * n + stub] =
+                    if u == parent { Hop { link: down.hop, next: stub as u32 } } else { table[r * n + parent] };
             }
         }
         let uplink = (0..n).map(|v| if is_stub[v] { out_first[v] } else { NONE }).collect();

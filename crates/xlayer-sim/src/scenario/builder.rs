@@ -52,11 +52,10 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
             (&l.b, &l.a, "b_to_a", l.loss_direction != LossDirection::AToB, &trace.b_to_a),
         ] {
             let direction = format!("{from}->{to}");
-            let loss = l
-                .loss
-                .as_ref()
-                .filter(|_| lossy)
-                .map(|spec| LossProcess::new(loss_model(spec), stream(seed, run, &format!("loss:{name}:{direction}"))));
+            let loss =
+                l.loss.as_ref().filter(|_| lossy).map(|spec| {
+                    LossProcess::new(loss_model(spec), stream(seed, run, &format!("loss:{name}:{direction}")))
+                });
             let model = match trace {
                 Some(path) => {
                     let t = s.load_trace(path).map_err(|e| ScenarioError::at(format!("link[{i}].trace.{field}"), e))?;
@@ -172,7 +171,10 @@ fn place(
             return Err(ScenarioError::at(format!("flow[{i}].dst"), format!("no path from `{}` to `{name}`", f.src)));
         }
         if routes.hop(r, src).is_none() {
-            return Err(ScenarioError::at(format!("flow[{i}].src"), format!("no path back from `{name}` to `{}`", f.src)));
+            return Err(ScenarioError::at(
+                format!("flow[{i}].src"),
+                format!("no path back from `{name}` to `{}`", f.src),
+            ));
         }
     }
     let start = SimTime::ZERO + f.start.map_or(SimDur::ZERO, |d| d.0);

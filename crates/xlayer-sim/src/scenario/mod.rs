@@ -2,8 +2,8 @@
 //! the world. Every error a scenario author can cause names the field path.
 
 mod builder;
-mod registry;
 pub mod radio;
+mod registry;
 mod schema;
 pub mod units;
 mod validate;

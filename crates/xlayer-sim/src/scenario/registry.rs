@@ -30,27 +30,33 @@ pub(crate) fn flow_setup(f: &FlowSpec, index: usize, at: FlowPlace) -> FlowSetup
         _ => TrafficClass::BestEffort,
     };
     let n = at.receivers.len();
-    let (protocol, sender, receivers, app_bytes, declared_rate_bps): (_, Box<dyn Endpoint>, Vec<Box<dyn Endpoint>>, _, _) =
-        match (f.protocol, &f.app) {
-            (Protocol::Udp, AppSpec::Cbr { rate, packet_size, deadline }) => {
-                let bytes = packet_size.0 as u32;
-                let interval = cbr_interval(bytes, rate.0);
-                let src = CbrSource::new(bytes, interval, at.start, at.stop);
-                let sinks = (0..n).map(|_| Box::new(UdpSink::new(deadline.map(|d| d.0))) as Box<dyn Endpoint>).collect();
-                ("udp", Box::new(src), sinks, None, Some(bytes as f64 * 8.0 / interval.as_secs_f64()))
-            }
-            (Protocol::Tcp, app @ (AppSpec::Bulk | AppSpec::File { .. })) => {
-                let spec = f.tcp.clone().unwrap_or_default();
-                let cfg = tcp_config(&spec);
-                let app_bytes = match app {
-                    AppSpec::File { size } => Some(size.0),
-                    _ => None,
-                };
-                let sinks = (0..n).map(|_| Box::new(TcpSink::new(&cfg, window_agent(&spec, &cfg))) as Box<dyn Endpoint>).collect();
-                ("tcp", Box::new(TcpSource::new(&cfg, app_bytes)), sinks, app_bytes, None)
-            }
-            _ => unreachable!("validation pairs protocols with applications"),
-        };
+    let (protocol, sender, receivers, app_bytes, declared_rate_bps): (
+        _,
+        Box<dyn Endpoint>,
+        Vec<Box<dyn Endpoint>>,
+        _,
+        _,
+    ) = match (f.protocol, &f.app) {
+        (Protocol::Udp, AppSpec::Cbr { rate, packet_size, deadline }) => {
+            let bytes = packet_size.0 as u32;
+            let interval = cbr_interval(bytes, rate.0);
+            let src = CbrSource::new(bytes, interval, at.start, at.stop);
+            let sinks = (0..n).map(|_| Box::new(UdpSink::new(deadline.map(|d| d.0))) as Box<dyn Endpoint>).collect();
+            ("udp", Box::new(src), sinks, None, Some(bytes as f64 * 8.0 / interval.as_secs_f64()))
+        }
+        (Protocol::Tcp, app @ (AppSpec::Bulk | AppSpec::File { .. })) => {
+            let spec = f.tcp.clone().unwrap_or_default();
+            let cfg = tcp_config(&spec);
+            let app_bytes = match app {
+                AppSpec::File { size } => Some(size.0),
+                _ => None,
+            };
+            let sinks =
+                (0..n).map(|_| Box::new(TcpSink::new(&cfg, window_agent(&spec, &cfg))) as Box<dyn Endpoint>).collect();
+            ("tcp", Box::new(TcpSource::new(&cfg, app_bytes)), sinks, app_bytes, None)
+        }
+        _ => unreachable!("validation pairs protocols with applications"),
+    };
     FlowSetup {
         name: f.resolved_name(index),
         protocol,

@@ -10,13 +10,9 @@ use xlayer_proto::SimDur;
 
 fn split_number(s: &str) -> Result<(f64, &str), String> {
     let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
-        .unwrap_or(s.len());
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+')).unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` does not start with a number"))?;
+    let value: f64 = num.parse().map_err(|_| format!("`{s}` does not start with a number"))?;
     if value < 0.0 {
         return Err(format!("`{s}` is negative; it must be zero or more"));
     }
@@ -25,14 +21,10 @@ fn split_number(s: &str) -> Result<(f64, &str), String> {
 
 fn scaled(s: &str, units: &[(&str, f64)], what: &str) -> Result<f64, String> {
     let (value, unit) = split_number(s)?;
-    units
-        .iter()
-        .find(|(name, _)| *name == unit)
-        .map(|(_, k)| value * k)
-        .ok_or_else(|| {
-            let allowed: Vec<&str> = units.iter().map(|(n, _)| *n).collect();
-            format!("`{s}` is not a {what}: expected a number followed by one of {}", allowed.join(", "))
-        })
+    units.iter().find(|(name, _)| *name == unit).map(|(_, k)| value * k).ok_or_else(|| {
+        let allowed: Vec<&str> = units.iter().map(|(n, _)| *n).collect();
+        format!("`{s}` is not a {what}: expected a number followed by one of {}", allowed.join(", "))
+    })
 }
 
 const RATE_UNITS: &[(&str, f64)] = &[
@@ -46,17 +38,9 @@ const RATE_UNITS: &[(&str, f64)] = &[
     ("Mb/s", 1e6),
     ("Gb/s", 1e9),
 ];
-const TIME_UNITS: &[(&str, f64)] =
-    &[("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("min", 60.0)];
-const SIZE_UNITS: &[(&str, f64)] = &[
-    ("B", 1.0),
-    ("kB", 1e3),
-    ("KB", 1e3),
-    ("MB", 1e6),
-    ("GB", 1e9),
-    ("KiB", 1024.0),
-    ("MiB", 1048576.0),
-];
+const TIME_UNITS: &[(&str, f64)] = &[("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("min", 60.0)];
+const SIZE_UNITS: &[(&str, f64)] =
+    &[("B", 1.0), ("kB", 1e3), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0)];
 
 macro_rules! unit_type {
     ($name:ident, $inner:ty, $what:literal, $pattern:literal, $example:literal, $parse:expr, $show:expr) => {
@@ -168,9 +152,9 @@ impl std::str::FromStr for QueueLimit {
             }
             return Ok(QueueLimit::Packets(value as u64));
         }
-        s.parse::<Bytes>()
-            .map(|b| QueueLimit::Bytes(b.0))
-            .map_err(|_| format!("`{s}` is not a queue limit: expected packets (\"100pkt\") or a size (\"150000B\", \"64KiB\")"))
+        s.parse::<Bytes>().map(|b| QueueLimit::Bytes(b.0)).map_err(|_| {
+            format!("`{s}` is not a queue limit: expected packets (\"100pkt\") or a size (\"150000B\", \"64KiB\")")
+        })
     }
 }
 impl fmt::Display for QueueLimit {
@@ -201,8 +185,7 @@ impl JsonSchema for QueueLimit {
             ..Default::default()
         };
         o.string().pattern = Some(r"^[0-9.]+\s*(pkt|pkts|packets|B|kB|KB|MB|GB|KiB|MiB)$".into());
-        o.metadata().description =
-            Some("A queue limit in packets (\"100pkt\") or bytes (\"150000B\").".into());
+        o.metadata().description = Some("A queue limit in packets (\"100pkt\") or bytes (\"150000B\").".into());
         o.into()
     }
 }

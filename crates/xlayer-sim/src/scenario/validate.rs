@@ -24,7 +24,10 @@ fn unique<'a>(what: &str, names: impl Iterator<Item = (usize, &'a str)>) -> R {
             return Err(ScenarioError::at(format!("{what}[{i}].name"), "must not be empty"));
         }
         if !seen.insert(n) {
-            return Err(ScenarioError::at(format!("{what}[{i}].name"), format!("`{n}` is used twice; names must be unique")));
+            return Err(ScenarioError::at(
+                format!("{what}[{i}].name"),
+                format!("`{n}` is used twice; names must be unique"),
+            ));
         }
     }
     Ok(())
@@ -56,7 +59,10 @@ impl Scenario {
         unique("link", link_names.iter().enumerate().map(|(i, n)| (i, n.as_str())))?;
         for (i, r) in self.radios.iter().enumerate() {
             if link_names.contains(&r.name) || self.radios[..i].iter().any(|o| o.name == r.name) {
-                return Err(ScenarioError::at(format!("radio[{i}].name"), format!("`{}` is used twice; link and radio names must be unique", r.name)));
+                return Err(ScenarioError::at(
+                    format!("radio[{i}].name"),
+                    format!("`{}` is used twice; link and radio names must be unique", r.name),
+                ));
             }
             self.node(nodes, format!("radio[{i}].from"), &r.from)?;
             if r.to.is_empty() {
@@ -65,7 +71,10 @@ impl Scenario {
             for (j, to) in r.to.iter().enumerate() {
                 self.node(nodes, format!("radio[{i}].to[{j}]"), to)?;
                 if *to == r.from || r.to[..j].contains(to) {
-                    return Err(ScenarioError::at(format!("radio[{i}].to[{j}]"), format!("`{to}` must be listed once and differ from `from`")));
+                    return Err(ScenarioError::at(
+                        format!("radio[{i}].to[{j}]"),
+                        format!("`{to}` must be listed once and differ from `from`"),
+                    ));
                 }
             }
             r.model.validate(&format!("radio[{i}].model"))?;
@@ -134,7 +143,10 @@ impl Scenario {
         let mut ends = vec![("src", &f.src)];
         if let Some(g) = self.group(&f.dst) {
             if f.protocol != Protocol::Udp {
-                return Err(ScenarioError::at(at("dst"), format!("`{}` is a group; only UDP flows go to groups", f.dst)));
+                return Err(ScenarioError::at(
+                    at("dst"),
+                    format!("`{}` is a group; only UDP flows go to groups", f.dst),
+                ));
             }
             if self.groups[g].members.iter().any(|m| m.node == f.src) {
                 return Err(ScenarioError::at(at("src"), format!("`{}` is a member of the group it sends to", f.src)));
@@ -158,7 +170,10 @@ impl Scenario {
         }
         match (f.protocol, &f.app) {
             (Protocol::Tcp, AppSpec::Cbr { .. }) => {
-                return Err(ScenarioError::at(at("app.kind"), "\"cbr\" runs over UDP; TCP flows take \"bulk\" or \"file\""))
+                return Err(ScenarioError::at(
+                    at("app.kind"),
+                    "\"cbr\" runs over UDP; TCP flows take \"bulk\" or \"file\"",
+                ))
             }
             (Protocol::Udp, AppSpec::Bulk | AppSpec::File { .. }) => {
                 return Err(ScenarioError::at(at("app.kind"), "UDP flows take \"cbr\"; \"bulk\" and \"file\" need TCP"))
@@ -169,7 +184,10 @@ impl Scenario {
             (_, AppSpec::Cbr { packet_size, .. }) => {
                 let min = (IPV4_HEADER_BYTES + UDP_HEADER_BYTES) as u64;
                 if packet_size.0 < min || packet_size.0 > 65535 {
-                    return Err(ScenarioError::at(at("app.packet_size"), format!("must be between {min}B (IPv4 + UDP headers) and 65535B")));
+                    return Err(ScenarioError::at(
+                        at("app.packet_size"),
+                        format!("must be between {min}B (IPv4 + UDP headers) and 65535B"),
+                    ));
                 }
             }
             _ => {}
@@ -218,12 +236,22 @@ impl Scenario {
         let t = l.trace.clone().unwrap_or_default();
         if t.a_to_b.is_some() && t.b_to_a.is_some() {
             if l.rate.is_some() {
-                return Err(ScenarioError::at(format!("link[{i}].rate"), "both directions follow a trace; drop `rate`"));
+                return Err(ScenarioError::at(
+                    format!("link[{i}].rate"),
+                    "both directions follow a trace; drop `rate`",
+                ));
             }
         } else {
             match l.rate {
-                None => return Err(ScenarioError::at(format!("link[{i}].rate"), "required (a direction without a trace needs a rate)")),
-                Some(r) if r.0 == 0 => return Err(ScenarioError::at(format!("link[{i}].rate"), "must be greater than 0bps")),
+                None => {
+                    return Err(ScenarioError::at(
+                        format!("link[{i}].rate"),
+                        "required (a direction without a trace needs a rate)",
+                    ))
+                }
+                Some(r) if r.0 == 0 => {
+                    return Err(ScenarioError::at(format!("link[{i}].rate"), "must be greater than 0bps"))
+                }
                 _ => {}
             }
         }
@@ -247,10 +275,16 @@ impl Scenario {
             }
             for (j, m) in g.members.iter().enumerate() {
                 if self.node(nodes, at(format!("members[{j}].node")), &m.node)?.kind != NodeKind::Host {
-                    return Err(ScenarioError::at(at(format!("members[{j}].node")), format!("`{}` is a router; members are hosts", m.node)));
+                    return Err(ScenarioError::at(
+                        at(format!("members[{j}].node")),
+                        format!("`{}` is a router; members are hosts", m.node),
+                    ));
                 }
                 if g.members[..j].iter().any(|o| o.node == m.node) {
-                    return Err(ScenarioError::at(at(format!("members[{j}].node")), format!("`{}` is listed twice", m.node)));
+                    return Err(ScenarioError::at(
+                        at(format!("members[{j}].node")),
+                        format!("`{}` is listed twice", m.node),
+                    ));
                 }
                 let join = m.join.map_or(0, |d| d.0 .0);
                 if m.leave.is_some_and(|l| l.0 .0 <= join) {

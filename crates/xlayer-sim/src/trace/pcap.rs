@@ -67,10 +67,7 @@ impl PcapWriter {
         };
         let file = BufWriter::with_capacity(1 << 16, File::create(path)?);
         let inner = RawWriter::with_header(file, header).map_err(to_io)?;
-        Ok(PcapWriter {
-            inner,
-            buf: Vec::with_capacity(2048),
-        })
+        Ok(PcapWriter { inner, buf: Vec::with_capacity(2048) })
     }
 
     /// Appends one record stamped `t` (nanoseconds since the start of the run, rendered
@@ -116,37 +113,21 @@ pub fn render_ipv4(pkt: &Packet, buf: &mut Vec<u8>) -> io::Result<()> {
     let size = pkt.size_bytes;
     let headers = IPV4_HEADER_BYTES + l4_hdr;
     if size > u16::MAX as u32 {
-        return Err(invalid(
-            "pcap: packet larger than the IPv4 maximum of 65535 bytes",
-        ));
+        return Err(invalid("pcap: packet larger than the IPv4 maximum of 65535 bytes"));
     }
     if (size as u64) < headers as u64 + payload_bytes as u64 {
-        return Err(invalid(
-            "pcap: size_bytes smaller than headers + payload_bytes",
-        ));
+        return Err(invalid("pcap: size_bytes smaller than headers + payload_bytes"));
     }
-    let (h, ip_payload) = (
-        IPV4_HEADER_BYTES as usize,
-        (size - IPV4_HEADER_BYTES) as u16,
-    );
+    let (h, ip_payload) = (IPV4_HEADER_BYTES as usize, (size - IPV4_HEADER_BYTES) as u16);
 
-    let mut ip = Ipv4Header::new(
-        ip_payload,
-        64,
-        proto,
-        addr_to_ipv4(pkt.src),
-        addr_to_ipv4(pkt.dst),
-    )
-    .map_err(|_| invalid("pcap: IPv4 payload too long"))?;
+    let mut ip = Ipv4Header::new(ip_payload, 64, proto, addr_to_ipv4(pkt.src), addr_to_ipv4(pkt.dst))
+        .map_err(|_| invalid("pcap: IPv4 payload too long"))?;
     ip.identification = pkt.uid as u16;
     ip.dont_fragment = true;
     ip.header_checksum = ip.calc_header_checksum();
 
     let flow = pkt.flow.0 as u16;
-    let (sender, receiver) = (
-        SENDER_PORT_BASE.wrapping_add(flow),
-        RECEIVER_PORT_BASE.wrapping_add(flow),
-    );
+    let (sender, receiver) = (SENDER_PORT_BASE.wrapping_add(flow), RECEIVER_PORT_BASE.wrapping_add(flow));
     let (sport, dport) = match pkt.dir {
         Dir::Forward => (sender, receiver),
         Dir::Reverse => (receiver, sender),
@@ -166,14 +147,12 @@ pub fn render_ipv4(pkt: &Packet, buf: &mut Vec<u8>) -> io::Result<()> {
             w.psh = t.flags & tcp_flags::PSH != 0;
             // RFC 9293: the ack field is meaningful only with ACK set; keep it 0 otherwise.
             w.acknowledgment_number = if w.ack { t.ack as u32 } else { 0 };
-            w.checksum = w
-                .calc_checksum_ipv4(&ip, payload)
-                .map_err(|_| invalid("pcap: TCP too long"))?;
+            w.checksum = w.calc_checksum_ipv4(&ip, payload).map_err(|_| invalid("pcap: TCP too long"))?;
             hdr.copy_from_slice(&w.to_bytes());
         }
         Transport::Udp(_) => {
-            let w = WireUdp::with_ipv4_checksum(sport, dport, &ip, payload)
-                .map_err(|_| invalid("pcap: UDP too long"))?;
+            let w =
+                WireUdp::with_ipv4_checksum(sport, dport, &ip, payload).map_err(|_| invalid("pcap: UDP too long"))?;
             hdr.copy_from_slice(&w.to_bytes());
         }
     }
@@ -223,22 +202,14 @@ mod tests {
     /// Checks the IPv4 header checksum and the TCP/UDP checksum over the pseudo-header.
     fn checksums_verify(b: &[u8]) -> bool {
         let seg = &b[20..];
-        let pseudo = [
-            &b[12..20],
-            &[0, b[9]],
-            &(seg.len() as u16).to_be_bytes()[..],
-        ]
-        .concat();
+        let pseudo = [&b[12..20], &[0, b[9]], &(seg.len() as u16).to_be_bytes()[..]].concat();
         ones_sum(&[&b[..20]]) == 0xFFFF && ones_sum(&[&pseudo, seg]) == 0xFFFF
     }
 
     #[test]
     fn ones_sum_matches_rfc1071_example() {
         // RFC 1071 §3: the words 0001 f203 f4f5 f6f7 sum to ddf2 (one's complement).
-        assert_eq!(
-            ones_sum(&[&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]]),
-            0xddf2
-        );
+        assert_eq!(ones_sum(&[&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]]), 0xddf2);
     }
 
     #[test]
@@ -250,33 +221,21 @@ mod tests {
 
     #[test]
     fn global_header_and_record_bytes() {
-        let path =
-            std::env::temp_dir().join(format!("xlayer-pcap-unit-{}.pcap", std::process::id()));
+        let path = std::env::temp_dir().join(format!("xlayer-pcap-unit-{}.pcap", std::process::id()));
         let mut w = PcapWriter::create(&path).unwrap();
-        w.write(
-            SimTime(3_000_000_123),
-            &tcp_pkt(40, 0, 1, 2, 100, Dir::Reverse),
-        )
-        .unwrap();
+        w.write(SimTime(3_000_000_123), &tcp_pkt(40, 0, 1, 2, 100, Dir::Reverse)).unwrap();
         w.finish().unwrap();
         let b = std::fs::read(&path).unwrap();
         std::fs::remove_file(&path).ok();
         let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
         assert_eq!(b.len(), 24 + 16 + 40);
-        assert_eq!(
-            &b[..4],
-            &[0x4D, 0x3C, 0xB2, 0xA1],
-            "nanosecond magic 0xA1B23C4D, LE"
-        );
+        assert_eq!(&b[..4], &[0x4D, 0x3C, 0xB2, 0xA1], "nanosecond magic 0xA1B23C4D, LE");
         assert_eq!(&b[4..8], &[2, 0, 4, 0], "version 2.4");
         assert_eq!((u32_at(8), u32_at(12)), (0, 0), "thiszone, sigfigs");
         assert_eq!(u32_at(16), 262_144, "snaplen");
         assert_eq!(u32_at(20), 101, "LINKTYPE_RAW");
         // Record header: ts_sec, ts_nsec, incl_len, orig_len.
-        assert_eq!(
-            [u32_at(24), u32_at(28), u32_at(32), u32_at(36)],
-            [3, 123, 40, 40]
-        );
+        assert_eq!([u32_at(24), u32_at(28), u32_at(32), u32_at(36)], [3, 123, 40, 40]);
         assert_eq!(b[40] >> 4, 4, "raw IPv4 follows directly");
     }
 
@@ -289,10 +248,7 @@ mod tests {
         assert_eq!(buf.len(), 1500);
         assert!(checksums_verify(&buf));
         let (ip, rest) = Ipv4Header::from_slice(&buf).unwrap();
-        assert_eq!(
-            (ip.total_len, ip.identification, ip.time_to_live),
-            (1500, 7, 64)
-        );
+        assert_eq!((ip.total_len, ip.identification, ip.time_to_live), (1500, 7, 64));
         assert!(ip.dont_fragment && ip.protocol == IpNumber::TCP);
         assert_eq!((ip.source, ip.destination), ([10, 0, 0, 1], [10, 0, 1, 1]));
         assert_eq!(ip.header_checksum, ip.calc_header_checksum());
@@ -301,11 +257,7 @@ mod tests {
         assert_eq!((tcp.sequence_number, tcp.acknowledgment_number), (1000, 7));
         assert_eq!((tcp.window_size, tcp.data_offset()), (65535, 5));
         assert!(tcp.ack && !tcp.syn && !tcp.fin && !tcp.psh);
-        assert_eq!(
-            payload.len(),
-            1460,
-            "12 padding bytes beyond payload_bytes are zero payload"
-        );
+        assert_eq!(payload.len(), 1460, "12 padding bytes beyond payload_bytes are zero payload");
         assert!(payload.iter().all(|&x| x == 0));
         assert_eq!(tcp.checksum, tcp.calc_checksum_ipv4(&ip, payload).unwrap());
         // Reverse direction swaps ports.
@@ -318,18 +270,12 @@ mod tests {
     #[test]
     fn renders_a_valid_udp_datagram() {
         let mut pkt = tcp_pkt(1028, 0, 0, 0, 0, Dir::Forward);
-        pkt.transport = Transport::Udp(UdpHeader {
-            seq: 9,
-            payload_bytes: 1000,
-        });
+        pkt.transport = Transport::Udp(UdpHeader { seq: 9, payload_bytes: 1000 });
         let mut buf = Vec::new();
         render_ipv4(&pkt, &mut buf).unwrap();
         assert!(checksums_verify(&buf));
         let (udp, payload) = WireUdp::from_slice(&buf[20..]).unwrap();
-        assert_eq!(
-            (udp.source_port, udp.destination_port, udp.length),
-            (50003, 40003, 1008)
-        );
+        assert_eq!((udp.source_port, udp.destination_port, udp.length), (50003, 40003, 1008));
         assert_eq!(payload.len(), 1000);
         assert_eq!(buf[9], 17);
     }

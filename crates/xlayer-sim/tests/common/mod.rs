@@ -53,4 +53,3 @@ pub fn rate_trace(rates_kbps: &[u64]) -> String {
     }
     text
 }
-

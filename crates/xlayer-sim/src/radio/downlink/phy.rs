@@ -40,7 +40,8 @@ impl Phy {
     /// with it C_max = W0 log2(1 + SNR_ave) for both of the paper's parameter sets.
     pub fn slot_bits(&self, gain: f64, backoff: f64) -> f64 {
         let snr = self.mean_snr * gain * backoff;
-        let rate = if snr.is_finite() { self.bandwidth_hz * snr.ln_1p() / std::f64::consts::LN_2 } else { f64::INFINITY };
+        let rate =
+            if snr.is_finite() { self.bandwidth_hz * snr.ln_1p() / std::f64::consts::LN_2 } else { f64::INFINITY };
         self.slot_s * rate.min(self.max_rate_bps)
     }
 

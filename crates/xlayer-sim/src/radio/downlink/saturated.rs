@@ -47,7 +47,14 @@ impl Saturated {
 
     /// One slot from gains `start` to `end`. With `packet_bytes`, virtual packets of that
     /// size feed the margins' adaptation (warm-up only).
-    pub fn slot(&mut self, r: &SlotRules, start: &[f64], end: &[f64], margins: &mut [Margin], packet_bytes: Option<u64>) {
+    pub fn slot(
+        &mut self,
+        r: &SlotRules,
+        start: &[f64],
+        end: &[f64],
+        margins: &mut [Margin],
+        packet_bytes: Option<u64>,
+    ) {
         for (i, u) in self.users.iter_mut().enumerate() {
             u.rate = r.phy.slot_bits(start[i], margins[i].backoff()) / r.phy.slot_s;
         }

@@ -11,9 +11,15 @@ pub enum TtiErrors {
     Rayleigh(FrameErrors),
     /// A per-TTI chain, stepped for every elapsed TTI (idle ones too) so that its
     /// memory is in time, not in transmissions.
-    Markov { process: LossProcess, last_tti: Option<u64> },
+    Markov {
+        process: LossProcess,
+        last_tti: Option<u64>,
+    },
     /// A fixed list of errored TTI numbers (TTI k starts at k·TTI), ascending.
-    Trace { lost: Vec<u64>, next: usize },
+    Trace {
+        lost: Vec<u64>,
+        next: usize,
+    },
 }
 
 impl TtiErrors {

@@ -261,7 +261,11 @@ impl DchSpec {
             }
             if class.is_some() && self.qos == Qos::None && (wt.is_some() || buffer.is_some()) {
                 let f = if wt.is_some() { "wt" } else { "buffer" };
-                return err(path, &format!("{field}{f}"), "per-class wt and buffer need qos = \"priority\" (with no QoS one RLC entity serves both classes)");
+                return err(
+                    path,
+                    &format!("{field}{f}"),
+                    "per-class wt and buffer need qos = \"priority\" (with no QoS one RLC entity serves both classes)",
+                );
             }
         }
         match &self.channel {
@@ -344,9 +348,12 @@ impl DchSpec {
                         };
                         TtiErrors::Rayleigh(FrameErrors::new(paths as usize, doppler_hz, tti_s, fer, s, &mut rng))
                     }
-                    &ChannelSpec::Bernoulli { p } => TtiErrors::markov(LossProcess::new(LossModel::Bernoulli { p }, rng)),
+                    &ChannelSpec::Bernoulli { p } => {
+                        TtiErrors::markov(LossProcess::new(LossModel::Bernoulli { p }, rng))
+                    }
                     &ChannelSpec::GilbertElliott { p_good_to_bad, p_bad_to_good } => {
-                        let m = LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good: 0.0, loss_bad: 1.0 };
+                        let m =
+                            LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good: 0.0, loss_bad: 1.0 };
                         TtiErrors::markov(LossProcess::new(m, rng))
                     }
                 }
