@@ -351,3 +351,23 @@ fn window_update_during_persist_rearms_a_full_rto() {
     assert_eq!(h.tx.stats().timeouts, 0);
     assert!(h.send().is_empty());
 }
+
+#[test]
+fn a_timeout_inside_fast_recovery_never_raises_ssthresh() {
+    // Recovery sets ssthresh 5500 from a flight of 11 segments; then dupacks keep new data
+    // flowing until the flight is far larger, and the retransmission is lost too.
+    let mut h = two_dupacks();
+    h.ack(1000);
+    assert_eq!(h.send(), vec![seg(1000, 1000, true)]);
+    assert_eq!(h.tx.ssthresh_bytes(), 5500);
+    for _ in 0..40 {
+        h.ack(1000).send();
+    }
+    assert!(h.tx.bytes_in_flight() > 40_000, "{}", h.tx.bytes_in_flight());
+    h.fire();
+    assert!(!h.tx.in_recovery());
+    // Half the flight now would be over 20000; the recovery's 5500 stands.
+    assert_eq!(h.tx.ssthresh_bytes(), 5500);
+    assert_eq!(h.tx.cwnd_bytes(), 1000);
+    assert_eq!(h.tx.stats().timeouts, 1);
+}

@@ -232,8 +232,14 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        // RFC 5681 §3.1 eq. (4), not again for a segment the timer already resent.
-        if self.snd_una >= self.rto_high {
+        // RFC 5681 §3.1 eq. (4), not again for a segment the timer already resent, and not
+        // inside fast recovery: there FlightSize (snd_nxt − snd_una) counts everything sent
+        // since the loss, most of it already at the receiver, so eq. (4) would *raise*
+        // ssthresh above the value recovery set from the flight when the loss was
+        // detected. Eq. (4) only bounds ssthresh from above; we keep the recovery's value,
+        // as Linux (`tcp_enter_loss` keeps the reduction already made in Recovery), ns-2
+        // and ns-3 do.
+        if self.snd_una >= self.rto_high && !self.in_recovery {
             self.ssthresh = (self.bytes_in_flight() / 2).max(2 * self.mss);
         }
         self.rto_high = self.snd_max;
