@@ -13,6 +13,7 @@ wireless and cellular links. Rust core, Python front.
 
 from . import _core, scenarios
 from .api import RNG, RunResult, check_determinism, run
+from .outdir import OutputError
 from .scenario import (
     OverrideError,
     ScenarioError,
@@ -31,6 +32,7 @@ __version__: str = _core.__version__
 
 __all__ = [
     "RNG",
+    "OutputError",
     "OverrideError",
     "RunResult",
     "ScenarioError",

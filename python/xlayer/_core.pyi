@@ -24,7 +24,12 @@ class Simulation:
     """One run of a scenario. Build it, advance it, finish it once."""
 
     def __new__(
-        cls, scenario_json: str, seed: int, run: int, pcap_dir: Optional[str] = None
+        cls,
+        scenario_json: str,
+        seed: int,
+        run: int,
+        pcap_dir: Optional[str] = None,
+        base_dir: Optional[str] = None,
     ) -> "Simulation": ...
     @property
     def duration_s(self) -> float: ...
@@ -39,13 +44,16 @@ class Simulation:
     def finish(self) -> dict[str, Any]:
         """Run to the end and return the results (see xlayer.api)."""
 
-def validate(scenario_json: str) -> None:
-    """Raise ScenarioError if the scenario is invalid."""
+def validate(scenario_json: str, base_dir: Optional[str] = None) -> None:
+    """Raise ScenarioError if the scenario is invalid. Relative file paths in it (link
+    traces) are read from `base_dir`, else from the working folder."""
 
 def schema() -> str:
     """JSON Schema of the scenario format, as a JSON string."""
 
-def check_determinism(scenario_json: str, seed: int, run: int) -> Optional[dict[str, Any]]:
+def check_determinism(
+    scenario_json: str, seed: int, run: int, base_dir: Optional[str] = None
+) -> Optional[dict[str, Any]]:
     """Run twice; None if identical, else the first diverging event."""
 
 def jakes_power_samples(

@@ -7,21 +7,22 @@ import functools
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
-import tempfile
-from contextlib import contextmanager
+import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _core, progress as _progress
-from .scenario import ScenarioLike, canonical_json, native_errors, resolve
+from .outdir import MARKER, atomic_dir, mark
+from .scenario import ScenarioLike, base_dir as _base_dir, canonical_json, native_errors, resolve
 
 RNG: str = getattr(
     _core, "RNG_ALGORITHM", "xoshiro256++ seeded via SplitMix64 from (seed, run, stream name)"
@@ -52,9 +53,11 @@ class RunResult:
 
     @property
     def conserved(self) -> bool:
-        """Every packet sent is delivered, dropped or still in flight."""
+        """Every packet sent (and every copy group forwarding made) is delivered, dropped or
+        still in flight."""
         c = self.conservation
-        return bool(c["sent"] == c["delivered"] + c["dropped"] + c["in_flight"])
+        sent = c["sent"] + c.get("replicated", 0)
+        return bool(sent == c["delivered"] + c["dropped"] + c["in_flight"])
 
     def series_wide(self, metric: str | None = None) -> pd.DataFrame:
         """Pivot the long series to one row per time: columns are entities for one
@@ -83,7 +86,7 @@ class RunResult:
     def write(self, directory: str | os.PathLike[str], **extra: Any) -> Path:
         """Write the result files into an existing directory (not atomic; see `to_dir`)."""
         d = Path(directory)
-        manifest = self.manifest(**{"files": list(RUN_FILES), **extra})
+        manifest = self.manifest(**{MARKER: mark("run"), "files": list(RUN_FILES), **extra})
         meta = {k: v for k, v in manifest.items() if k != "scenario"}
         write_parquet(self.flows, d / "flows.parquet", meta)
         write_parquet(self.series, d / "series.parquet", meta)
@@ -92,10 +95,18 @@ class RunResult:
         write_json(manifest, d / "manifest.json")
         return d
 
-    def to_dir(self, out: str | os.PathLike[str], **extra: Any) -> Path:
+    def to_dir(self, out: str | os.PathLike[str], *, overwrite: bool = False,
+               **extra: Any) -> Path:
         """Write flows/series/links Parquet, flows.csv and manifest.json into `out`,
-        atomically: either the complete directory appears or nothing changes."""
-        with atomic_dir(out) as stage:
+        atomically: either the complete directory appears or nothing changes.
+
+        `out` may be new, empty or a previous xlayer output (replaced; files in it that
+        are not xlayer's are kept). A non-empty folder that is not an xlayer output raises
+        `xlayer.OutputError` unless `overwrite`, and then only xlayer's files in it are
+        replaced. The working folder, its parents, home and root are always refused.
+        `extra` items are added to manifest.json.
+        """
+        with atomic_dir(out, overwrite=overwrite) as stage:
             self.write(stage, **extra)
         return Path(out)
 
@@ -108,22 +119,26 @@ def run(
     overrides: Mapping[str, Any] | None = None,
     pcap_dir: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    base_dir: str | None = None,
 ) -> RunResult:
     """Run `scenario` (path to .toml/.json, or dict) once with (`seed`, `run`).
 
     `overrides` maps dotted paths to values (see `xlayer.scenario.apply_overrides`).
-    `pcap_dir` enables captures into that directory. `progress` shows a bar on stderr
+    `pcap_dir` enables captures into that directory. Relative file paths in the scenario
+    (link traces) are read from `base_dir`, by default the scenario file's folder (the
+    working folder for a dict). `progress` shows a bar on stderr
     (default: only when stderr is a terminal). Raises `xlayer.ScenarioError` for an
     invalid scenario.
     """
-    _check_index("seed", seed)
-    _check_index("run", run)
+    check_index("seed", seed)
+    check_index("run", run)
     doc = resolve(scenario, overrides)
     if pcap_dir is not None:
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
         pcap_dir = os.fspath(pcap_dir)
     with native_errors():
-        sim = _core.Simulation(canonical_json(doc), seed, run, pcap_dir)
+        folder = base_dir if base_dir is not None else _base_dir(scenario)
+        sim = _core.Simulation(canonical_json(doc), seed, run, pcap_dir, folder)
     label = doc.get("name") or (Path(scenario).stem if isinstance(scenario, (str, os.PathLike)) else "run")
     raw = _drive(sim, _progress.enabled(progress), f"{label} seed={seed} run={run}")
     return _result(raw, doc, seed, run)
@@ -141,28 +156,48 @@ def check_determinism(
     Returns None when both runs processed identical events, else the index of the first
     diverging event and a description of that event in each run.
     """
-    _check_index("seed", seed)
-    _check_index("run", run)
+    check_index("seed", seed)
+    check_index("run", run)
     doc = resolve(scenario, overrides)
     with native_errors():
-        return _core.check_determinism(canonical_json(doc), seed, run)
+        return _core.check_determinism(canonical_json(doc), seed, run, _base_dir(scenario))
 
 
-def _check_index(what: str, v: Any) -> None:
+def check_index(what: str, v: Any) -> None:
+    """ValueError unless `v` is a valid seed or run index: an integer in [0, 2^64)."""
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**64:
         raise ValueError(f"{what} must be an integer in [0, 2^64), got {v!r}")
 
 
+CHUNK_WALL_S = 0.05  # wall time of one native call: how long a Ctrl-C may wait
+
+
 def _drive(sim: Any, show: bool, label: str) -> dict[str, Any]:
-    """Run to the end; with a bar, in ~100 steps of simulated time."""
-    if show:
-        dur = sim.duration_s
-        with _progress.sim_bar(dur, label) as update:
-            for i in range(1, 101):
-                sim.advance(dur * i / 100)
-                update(sim.now_s, sim.events)
+    """Run to the end in native calls of about CHUNK_WALL_S wall time each (so that
+    KeyboardInterrupt and other signal handlers run between them), updating the bar."""
+    dur = float(sim.duration_s)
+    bar = _progress.sim_bar(dur, label) if show else nullcontext(None)
+    with bar as update:
+        _advance_in_chunks(sim, dur, update)
     result: dict[str, Any] = sim.finish()
     return result
+
+
+def _advance_in_chunks(
+    sim: Any, dur: float, update: Callable[[float, int], None] | None
+) -> None:
+    """Where a chunk ends does not change the run: events are ordered by time alone."""
+    now, step = 0.0, min(dur, 1e-3)
+    while now < dur:
+        until = min(dur, now + step)
+        t0 = time.perf_counter()
+        sim.advance(until)
+        wall = time.perf_counter() - t0
+        now = until
+        if update is not None:
+            update(sim.now_s, sim.events)
+        step *= min(4.0, max(0.25, CHUNK_WALL_S / wall)) if wall > 0 else 4.0
+        step = max(step, 1e-6)  # always make progress
 
 
 def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) -> RunResult:
@@ -206,8 +241,6 @@ def commit() -> str | None:
     if built:
         return str(built)
     try:
-        from importlib.metadata import PackageNotFoundError, distribution
-
         info = json.loads(distribution("xlayer").read_text("direct_url.json") or "{}")
         vcs = info.get("vcs_info", {}).get("commit_id")
         if vcs:
@@ -244,35 +277,3 @@ def write_parquet(df: pd.DataFrame, path: Path, meta: Mapping[str, Any]) -> None
 
 def write_json(obj: Any, path: Path) -> None:
     path.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
-
-
-@contextmanager
-def atomic_dir(out: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a staging directory next to `out`; on success it replaces `out`, on error it
-    is removed together with any parent directories this call created."""
-    out = Path(out).absolute()
-    if out.exists() and not out.is_dir():
-        raise FileExistsError(f"output path exists and is not a directory: {out}")
-    created = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    stage.chmod(0o777 & ~umask)  # mkdtemp makes it private; the result should not be
-    try:
-        yield stage
-        if out.exists():  # swap: old -> backup, stage -> out, drop backup
-            backup = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, backup / "old")
-            os.replace(stage, out)
-            shutil.rmtree(backup, ignore_errors=True)
-        else:
-            os.replace(stage, out)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        for p in created:  # innermost first
-            try:
-                p.rmdir()
-            except OSError:
-                break
-        raise

@@ -1,7 +1,8 @@
 """The `xlayer` command: run, validate, schema, sweep, reproduce.
 
-Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option) with a
-message on stderr and no output directory, 130 interrupted.
+Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option,
+an --out folder that is refused or cannot be written) with a one-line message on stderr and no output directory,
+130 interrupted (Ctrl-C), 141 stdout closed early (`xlayer schema | head`), 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -9,40 +10,127 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import platform
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from types import FrameType
+from typing import Any, Iterator, Sequence
 
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
 from . import _core, api, papers, progress, schema_doc
+from .outdir import MARKER, OutputError, atomic_dir, mark
 from .scenario import OverrideError, ScenarioError, parse_value, schema, validate
 from .stats import summarize
 from .sweep import sweep, validate_grid
+
+MAX_INDEX = 2**64 - 1  # seeds and run indices are unsigned 64-bit integers
+MAX_RUNS = 1_000_000  # values one --seeds or --runs option may expand to
 
 
 class UsageError(Exception):
     """A malformed command-line value (exit code 2)."""
 
 
+class Terminated(BaseException):
+    """Raised by the SIGTERM handler of `main`, so clean-ups run as for Ctrl-C."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = list(sys.argv) if argv is None else ["xlayer", *argv]
     try:
-        return int(args.func(args, command))
+        with _sigterm_raises():
+            code = int(args.func(args, command))
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            return code
+    except OutputError as e:
+        return _fail(f"--out {e}")
     except (ScenarioError, UsageError, FileNotFoundError, FileExistsError) as e:
         return _fail(str(e))
     except KeyboardInterrupt:
-        print("xlayer: interrupted", file=sys.stderr)
+        _note("xlayer: interrupted")
         return 130
+    except Terminated:
+        _note("xlayer: terminated")
+        return 143
+    except BrokenPipeError:  # the reader went away (`xlayer schema | head -1`): stop quietly
+        _discard_stdout()
+        return 141
+    except OSError as e:  # writing results failed (disk full, ...): a message, not a traceback
+        if (stopped := _interrupted(e)) is not None:
+            return stopped
+        return _fail(" ".join(str(e).split()))
+    except Exception as e:
+        # Third-party code can fail while a Ctrl-C unwinds it (an import cut short, then
+        # an `except` naming what it did not import): still an interruption.
+        if (stopped := _interrupted(e)) is not None:
+            return stopped
+        raise
+
+
+def _interrupted(e: BaseException) -> int | None:
+    """130 or 143 if `e` was raised while a Ctrl-C or SIGTERM was being handled."""
+    seen: set[int] = set()
+    cause: BaseException | None = e
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, (KeyboardInterrupt, Terminated)):
+            _note("xlayer: interrupted" if isinstance(cause, KeyboardInterrupt)
+                  else "xlayer: terminated")
+            return 130 if isinstance(cause, KeyboardInterrupt) else 143
+        cause = cause.__context__
+    return None
 
 
 def _fail(msg: str) -> int:
-    print(f"xlayer: error: {msg}", file=sys.stderr)
+    _note(f"xlayer: error: {msg}")
     return 2
+
+
+def _note(msg: str) -> None:
+    try:
+        print(msg, file=sys.stderr)
+    except OSError:
+        pass
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises Terminated (exit 143) instead of killing the process at once, so the
+    staging folder is removed and sweep workers are stopped, as for Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+_OVERWRITE_HELP = ("allow an --out folder that is not empty and not an xlayer output: only "
+                   "xlayer's result files in it are replaced, nothing else is deleted")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,7 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     common(r)
     r.add_argument("--seed", type=int, default=1, help="master seed (default 1)")
     r.add_argument("--run", type=int, default=0, help="replication index (default 0)")
-    r.add_argument("--out", type=Path, help="output directory (default out/<scenario stem>)")
+    r.add_argument("--out", help="output directory (default out/<scenario stem>); a new or "
+                                 "empty folder, or a previous xlayer output (replaced)")
+    r.add_argument("--overwrite", action="store_true", help=_OVERWRITE_HELP)
     r.add_argument("--pcap", action="store_true", help="write packet captures into OUT/pcap/")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
     r.set_defaults(func=_cmd_run)
@@ -88,7 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--runs", default="0", help="run indices: 0,1 or 0-9 (default 0)")
     w.add_argument("--workers", "-j", type=int, default=1,
                    help="parallel processes (0 = one per CPU; default 1)")
-    w.add_argument("--out", type=Path, help="output directory (default out/<stem>-sweep)")
+    w.add_argument("--out", help="output directory (default out/<stem>-sweep); a new or "
+                                 "empty folder, or a previous xlayer output (replaced)")
+    w.add_argument("--overwrite", action="store_true", help=_OVERWRITE_HELP)
     w.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
     w.set_defaults(func=_cmd_sweep)
     return p
@@ -124,18 +216,20 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
 
 def parse_ints(text: str, what: str) -> list[int]:
     """`1,2,3`, `1-20` or a mix (`1-3,7`) to a list of non-negative integers."""
-    out: list[int] = []
+    spans: list[range] = []
     try:
         for part in text.split(","):
             lo, dash, hi = part.strip().partition("-")
             a, b = int(lo), int(hi) if dash else int(lo)
-            if a < 0 or b < a:
+            if a < 0 or b < a or b > MAX_INDEX:
                 raise ValueError
-            out.extend(range(a, b + 1))
+            spans.append(range(a, b + 1))
     except ValueError:
-        raise UsageError(f"bad --{what} `{text}`: expected non-negative integers like "
+        raise UsageError(f"bad --{what} `{text}`: expected integers in [0, 2^64) like "
                          "1,2,3 or a range like 1-20") from None
-    return out
+    if sum(len(r) for r in spans) > MAX_RUNS:
+        raise UsageError(f"bad --{what} `{text}`: more than {MAX_RUNS} values")
+    return [i for r in spans for i in r]
 
 
 # --- commands ---------------------------------------------------------------------------
@@ -163,14 +257,18 @@ def _cmd_reproduce(args: argparse.Namespace, command: list[str]) -> int:
 
 def _cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     for what in ("seed", "run"):
-        if getattr(args, what) < 0:
-            raise UsageError(f"--{what} must be zero or more, got {getattr(args, what)}")
+        v = getattr(args, what)
+        if not 0 <= v <= MAX_INDEX:
+            raise UsageError(f"--{what} must be an integer in [0, 2^64), got {v}")
     doc = _validated(args)  # errors exit here, before any directory exists
-    out = args.out or Path("out") / Path(args.file).stem
+    out = Path("out") / Path(args.file).stem if args.out is None else args.out
     show = not args.quiet and progress.enabled(None)
-    with api.atomic_dir(out) as stage:
+    with atomic_dir(out, overwrite=args.overwrite) as stage:
         pcap = stage / "pcap" if args.pcap else None
-        res = api.run(doc, args.seed, args.run, pcap_dir=pcap, progress=show)
+        try:
+            res = api.run(doc, args.seed, args.run, pcap_dir=pcap, progress=show)
+        except ScenarioError as e:  # found only when building the world
+            raise _in_file(e, args.file) from None
         files = list(api.RUN_FILES)
         if pcap is not None:
             files += [f"pcap/{p.name}" for p in sorted(pcap.iterdir())]
@@ -202,14 +300,17 @@ def _cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
     except ScenarioError as e:
         if isinstance(e, OverrideError):
             raise
-        raise type(e)(f"{args.file}: {e}") from None
-    out = args.out or Path("out") / f"{Path(args.file).stem}-sweep"
+        raise e.with_context(str(args.file)) from None
+    out = Path("out") / f"{Path(args.file).stem}-sweep" if args.out is None else args.out
     show = not args.quiet and progress.enabled(None)
-    with api.atomic_dir(out) as stage:
-        df = sweep(doc, grid, seeds, runs, workers=args.workers, progress=show)
+    with atomic_dir(out, overwrite=args.overwrite) as stage:
+        try:
+            df = sweep(doc, grid, seeds, runs, workers=args.workers, progress=show)
+        except ScenarioError as e:  # found only when building the world
+            raise _in_file(e, args.file) from None
         info = df.attrs.get("xlayer", {})
         manifest = {
-            "version": info.get("version"), "commit": info.get("commit"), "command": command,
+            MARKER: mark("sweep"), "version": info.get("version"), "commit": info.get("commit"), "command": command,
             "cwd": str(Path.cwd()), "scenario_file": str(args.file),
             "overrides": parse_sets(args.set), "grid": grid, "seeds": seeds, "runs": runs,
             "workers": args.workers, "rng": api.RNG, "python": sys.version.split()[0],
@@ -236,9 +337,14 @@ def _validated(args: argparse.Namespace) -> dict[str, Any]:
     except OverrideError:
         raise
     except ScenarioError as e:
-        if isinstance(e, FileNotFoundError) or str(e).startswith(str(args.file)):
+        if isinstance(e, FileNotFoundError):
             raise
-        raise type(e)(f"{args.file}: {e}") from None
+        raise _in_file(e, args.file) from None
+
+
+def _in_file(e: ScenarioError, file: str) -> ScenarioError:
+    """`e` with the scenario file's name in front, unless it is there already."""
+    return e if str(e).startswith(str(file)) else e.with_context(str(file))
 
 
 def _describe(doc: dict[str, Any]) -> str:

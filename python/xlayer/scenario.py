@@ -6,7 +6,6 @@ reads documents, edits them by path and serializes them. Validation happens in R
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import os
@@ -16,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
+import numpy as np
+
 from . import _core
 
 if sys.version_info >= (3, 11):
@@ -23,7 +24,52 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-ScenarioError = _core.ScenarioError
+
+class ScenarioError(_core.ScenarioError):
+    """A scenario is invalid. `str(e)` is the one-line message, which starts with the field
+    path when there is one (`link[0].rate: ...`); `e.path` is that path (or None) and
+    `e.message` the rest.
+
+    A Python class (a subclass of the native `xlayer._core.ScenarioError`, which cannot be
+    pickled): it crosses process boundaries intact, so a sweep worker's error reaches the
+    parent with the same message as in a serial run.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+    @property
+    def message(self) -> str:
+        text = str(self)
+        at = text.find(f"{self.path}: ") if self.path else -1
+        return text[at + len(self.path) + 2:] if self.path and at >= 0 else text
+
+    def with_context(self, prefix: str) -> ScenarioError:
+        """The same error (same class and path) with `prefix: ` before the message."""
+        return _rebuild(type(self), f"{prefix}: {self}", self.path)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), str(self), self.path))
+
+    @classmethod
+    def from_native(cls, e: BaseException) -> ScenarioError:
+        """Convert the native exception: drop serde's " at line 1 column N" (it points into
+        the generated JSON, not the user's file) and pick out the field path."""
+        msg = _JSON_POSITION.sub("", str(e))
+        m = _LEADING_PATH.match(msg)
+        return cls(msg, path=m.group(1) if m else None)
+
+
+def _rebuild(cls: type[ScenarioError], message: str, path: str | None) -> ScenarioError:
+    """Unpickle (or re-wrap) a ScenarioError of class `cls`; path is keyword-only, which
+    also keeps the OSError base of ScenarioNotFoundError from reading it as a strerror."""
+    return cls(message, path=path)
+
+
+# "link[0].rate: ..." or "flow[1].tcp.mss: ...": a field path then ": ".
+_LEADING_PATH = re.compile(r"^([A-Za-z_][\w-]*(?:\[\d+\])*(?:\.[A-Za-z_][\w-]*(?:\[\d+\])*)*): ")
+_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
 
 ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -48,24 +94,43 @@ class OverrideError(ScenarioError):
 def load(scenario: ScenarioLike) -> dict[str, Any]:
     """Return the scenario as a fresh dict: from a .toml/.json path or (deep-copied) mapping."""
     if isinstance(scenario, Mapping):
-        return copy.deepcopy(dict(scenario))
+        return _table(scenario)
     if not isinstance(scenario, (str, os.PathLike)):
         raise TypeError(f"scenario must be a path or a dict, not {type(scenario).__name__}")
     path = Path(scenario)
     if not path.is_file():
         what = "is a directory, not a scenario file" if path.is_dir() else "not found"
         raise ScenarioNotFoundError(f"scenario file {what}: {path}")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(
+            f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); "
+            "save the scenario file as UTF-8"
+        ) from None
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
         if path.suffix.lower() == ".json":
             doc = json.loads(text)
         else:
             doc = tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as e:  # JSONDecodeError is a ValueError
-        raise ScenarioError(f"{path}: cannot parse: {e}") from None
+        raise ScenarioError(f"{path}: cannot parse: {_one_line(e)}") from None
+    except RecursionError:
+        raise ScenarioError(
+            f"{path}: cannot parse: nested too deeply (at most {MAX_DEPTH} levels)"
+        ) from None
     if not isinstance(doc, dict):
         raise ScenarioError(f"{path}: the top level must be a table, not {type(doc).__name__}")
-    return doc
+    try:
+        return _table(doc)
+    except ScenarioError as e:
+        raise e.with_context(str(path)) from None
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())
 
 
 def parse_value(text: str) -> Any:
@@ -73,11 +138,11 @@ def parse_value(text: str) -> Any:
     `{model = "bernoulli", p = 0.01}`); anything else (e.g. `20Mbps`) stays a string."""
     try:
         parsed = tomllib.loads(f"v = {text}")
-    except tomllib.TOMLDecodeError:
+        value = parsed.get("v")
+        if len(parsed) != 1 or not _plain(value):
+            return text  # dates, inf/nan or extra keys: keep the text as written
+    except (tomllib.TOMLDecodeError, RecursionError):
         return text
-    value = parsed.get("v")
-    if len(parsed) != 1 or not _plain(value):
-        return text  # dates, inf/nan or extra keys: keep the text as written
     return value
 
 
@@ -99,7 +164,7 @@ def apply_overrides(doc: dict[str, Any], overrides: Mapping[str, Any] | None) ->
     (the Rust validator rejects unknown fields); an unknown list element is an error.
     """
     for path, value in (overrides or {}).items():
-        _set(doc, path, copy.deepcopy(value))
+        _set(doc, path, canonical(value, str(path)))
     return doc
 
 
@@ -156,26 +221,85 @@ def _kind(v: Any) -> str:
     )
 
 
-def canonical_json(doc: Mapping[str, Any]) -> str:
-    """The JSON sent to the Rust core: sorted keys, no whitespace, so equal scenarios
-    give equal text (and equal scenario hashes)."""
-    try:
-        return json.dumps(
-            doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-            allow_nan=False, default=_json_default,
-        )
-    except ValueError as e:  # NaN / infinity
-        raise ScenarioError(f"scenario contains a value JSON cannot hold: {e}") from None
+MAX_DEPTH = 64  # nesting levels of tables and arrays; real scenarios use fewer than 6
 
 
-def _json_default(v: Any) -> Any:
-    if hasattr(v, "item") and callable(v.item):  # numpy scalars from sweep grids
-        return v.item()
-    if isinstance(v, (tuple, set, frozenset)):
-        return list(v)
+def canonical(value: Any, path: str = "") -> Any:
+    """A plain JSON-ready copy of a scenario (or of one value at `path`): dicts with string
+    keys, lists, strings, finite numbers, booleans, None. Tuples become lists, numpy
+    scalars and arrays become Python numbers and lists, path objects strings.
+
+    Everything else raises ScenarioError naming the field: sets and frozensets (no order,
+    so the scenario and its fingerprint would depend on PYTHONHASHSEED), bytes, NaN and
+    infinities, other objects, and nesting deeper than MAX_DEPTH.
+    """
+    return _canonical(value, path, 0)
+
+
+def _table(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """`canonical` of a whole scenario: always a dict."""
+    out = canonical(doc)
+    assert isinstance(out, dict)
+    return out
+
+
+def _canonical(v: Any, path: str, depth: int) -> Any:
+    def bad(what: str) -> ScenarioError:
+        return ScenarioError(f"{path or 'scenario'}: {what}", path=path or None)
+
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise bad(f"{v} is not allowed: JSON and TOML have no NaN or infinity")
+        return float(v)
+    if isinstance(v, np.generic):
+        return _canonical(v.item(), path, depth)
+    if depth >= MAX_DEPTH:
+        raise bad(f"nested too deeply (at most {MAX_DEPTH} levels)")
+    if isinstance(v, Mapping):
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise bad(f"key {k!r} is not a string; table keys must be strings")
+            out[k] = _canonical(x, f"{path}.{k}" if path else k, depth + 1)
+        return out
+    if isinstance(v, (list, tuple, np.ndarray)):
+        items = v.tolist() if isinstance(v, np.ndarray) else v
+        return [_canonical(x, f"{path}[{i}]", depth + 1) for i, x in enumerate(items)]
+    if isinstance(v, (set, frozenset)):
+        raise bad("a set is not allowed (its order depends on PYTHONHASHSEED, and so would "
+                  "the scenario and its fingerprint); use a list")
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        raise bad("bytes are not allowed; use a string")
     if isinstance(v, os.PathLike):
-        return os.fspath(v)
-    raise ScenarioError(f"scenario value {v!r} of type {type(v).__name__} is not allowed")
+        p = os.fspath(v)
+        if isinstance(p, str):
+            return p
+    text = repr(v)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    raise bad(f"{text} of type {type(v).__name__} is not allowed; scenario values are "
+              "strings, numbers, booleans, lists and tables")
+
+
+def canonical_json(doc: Mapping[str, Any]) -> str:
+    """The JSON sent to the Rust core: `canonical(doc)` with sorted keys and no
+    whitespace, so equal scenarios give equal text (and equal scenario hashes) in every
+    process, whatever PYTHONHASHSEED."""
+    return json.dumps(
+        canonical(doc), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        allow_nan=False,
+    )
+
+
+def base_dir(scenario: ScenarioLike) -> str | None:
+    """The folder that relative file paths in a scenario (link traces) are read from: the
+    scenario file's folder, or None (the working folder) for a dict."""
+    if isinstance(scenario, (str, os.PathLike)):
+        return str(Path(scenario).resolve().parent)
+    return None
 
 
 def resolve(
@@ -189,24 +313,20 @@ def validate(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None)
     """Resolve and validate in Rust; return the resolved dict or raise ScenarioError."""
     doc = resolve(scenario, overrides)
     with native_errors():
-        _core.validate(canonical_json(doc))
+        _core.validate(canonical_json(doc), base_dir(scenario))
     return doc
-
-
-_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
 
 
 @contextmanager
 def native_errors() -> Iterator[None]:
-    """Drop serde's " at line 1 column N" from Rust errors: it points into the generated
-    JSON, not the user's file; the field path in the message is what locates the error."""
+    """Around every call into the Rust core: its ScenarioError becomes this module's
+    (picklable, with `.path`) ScenarioError."""
     try:
         yield
-    except ScenarioError as e:
-        msg = _JSON_POSITION.sub("", str(e))
-        if msg == str(e):
-            raise
-        raise type(e)(msg) from None
+    except ScenarioError:
+        raise
+    except _core.ScenarioError as e:
+        raise ScenarioError.from_native(e) from None
 
 
 def schema() -> dict[str, Any]:

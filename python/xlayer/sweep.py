@@ -6,18 +6,25 @@ whatever order the workers finish in, so a parallel sweep equals a serial one.
 
 from __future__ import annotations
 
-import copy
 import itertools
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from . import _core, progress as _progress
-from .api import commit, run as _run, version
-from .scenario import ScenarioLike, apply_overrides, canonical_json, load, native_errors
+from .api import check_index, commit, run as _run, version
+from .pool import run_jobs
+from .scenario import (
+    ScenarioError,
+    ScenarioLike,
+    apply_overrides,
+    base_dir,
+    canonical,
+    canonical_json,
+    load,
+    native_errors,
+)
 
 SWEEP_COLUMNS = ("seed", "run", "fingerprint")
 
@@ -56,61 +63,74 @@ def sweep(
     an int n (runs 0..n-1) or None (run 0). `workers` > 1 uses that many processes
     (None or 0: one per CPU). Every grid point is validated before anything runs.
     Run metadata is in `df.attrs["xlayer"]`.
+
+    An error in any run stops the sweep with the same message serially and in parallel;
+    so does KeyboardInterrupt, and no worker process outlives the sweep.
     """
     base = load(scenario)
     run_list = [0] if runs is None else list(range(runs)) if isinstance(runs, int) else list(runs)
-    jobs = points(grid, seeds, run_list)
-    docs = _resolve_points(base, jobs)
+    seed_list = list(seeds)
+    for s in seed_list:
+        check_index("seed", s)
+    for r in run_list:
+        check_index("run", r)
+    jobs = points(grid, seed_list, run_list)
+    folder = base_dir(scenario)
+    docs = _resolve_points(base, jobs, folder)
     workers = workers or os.cpu_count() or 1
+    args = [(docs[i], seed, r, _where(params), folder) for i, (params, seed, r) in enumerate(jobs)]
 
-    results: list[Any] = [None] * len(jobs)
     show = _progress.enabled(progress)
     with _maybe_bar(show, len(jobs)) as advance:
         if workers > 1 and len(jobs) > 1:
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx) as pool:
-                futures = {
-                    pool.submit(_job, docs[i], seed, r): i for i, (_, seed, r) in enumerate(jobs)
-                }
-                for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
-                    advance()
+            results = run_jobs(_job, args, workers, advance)
         else:
-            for i, (_, seed, r) in enumerate(jobs):
-                results[i] = _job(docs[i], seed, r)
+            results = []
+            for a in args:
+                results.append(_job(*a))
                 advance()
     return _assemble(jobs, results, list(dict(grid or {})))
 
 
 def validate_grid(scenario: ScenarioLike, grid: Mapping[str, Sequence[Any]] | None) -> None:
     """Raise ScenarioError if any grid point is invalid; runs nothing."""
-    _resolve_points(load(scenario), points(grid, [0], [0]))
+    _resolve_points(load(scenario), points(grid, [0], [0]), base_dir(scenario))
 
 
 def _resolve_points(
-    base: dict[str, Any], jobs: list[tuple[dict[str, Any], int, int]]
+    base: dict[str, Any], jobs: list[tuple[dict[str, Any], int, int]], folder: str | None
 ) -> list[dict[str, Any]]:
     """Scenario dict of every job; each distinct grid point validated once, in Rust."""
     cache: dict[str, dict[str, Any]] = {}
     docs = []
     for params, _, _ in jobs:
-        key = canonical_json({"p": list(params.items())})
+        key = canonical_json({"p": [[k, canonical(v, k)] for k, v in params.items()]})
         if key not in cache:
-            doc = apply_overrides(copy.deepcopy(base), params)
+            doc = apply_overrides(canonical(base), params)
             try:
                 with native_errors():
-                    _core.validate(canonical_json(doc))
-            except _core.ScenarioError as e:
-                where = ", ".join(f"{k}={v!r}" for k, v in params.items())
-                raise type(e)(f"grid point {where}: {e}" if where else str(e)) from None
+                    _core.validate(canonical_json(doc), folder)
+            except ScenarioError as e:
+                where = _where(params)
+                raise (e.with_context(f"grid point {where}") if where else e) from None
             cache[key] = doc
         docs.append(cache[key])
     return docs
 
 
-def _job(doc: dict[str, Any], seed: int, run: int) -> tuple[pd.DataFrame, str, dict[str, Any]]:
-    """One run, in this process or a worker (top level, so spawn can import it)."""
-    res = _run(doc, seed, run, progress=False)
+def _where(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
+def _job(
+    doc: dict[str, Any], seed: int, run: int, where: str = "", folder: str | None = None
+) -> tuple[pd.DataFrame, str, dict[str, Any]]:
+    """One run, in this process or a worker (top level, so spawn can import it). A
+    scenario error names the grid point, exactly as in `_resolve_points`."""
+    try:
+        res = _run(doc, seed, run, progress=False, base_dir=folder)
+    except ScenarioError as e:
+        raise (e.with_context(f"grid point {where}") if where else e) from None
     return res.flows, res.fingerprint, res.metadata
 
 

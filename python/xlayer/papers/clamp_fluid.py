@@ -199,7 +199,9 @@ def integrate_flows(
         s = sum(arr)  # empty queue: arrivals pass straight through, up to mu_c
         return list(arr) if s <= mu_c else [mu_c * x / s for x in arr]
 
-    def deriv(idx: int, qv: list[float], wv: list[float]):
+    def deriv(
+        idx: int, qv: list[float], wv: list[float]
+    ) -> tuple[list[float], list[float], list[float]]:
         """(dq_i/dt or [dq/dt], dw_i/dt, mu_i) at history index idx."""
         if closure == "fifo":
             arr = [max(mu_h[idx - lag[i]][i] + wd_h[idx - lag[i]][i], 0.0) for i in range(k)]
