@@ -72,3 +72,28 @@ fn schema_exports_and_documents_defaults() {
         .unwrap()
         .contains("Default: \"1000pkt\""));
 }
+
+#[test]
+fn names_keep_to_a_file_safe_alphabet() {
+    // A link named like a path would write its capture outside the output folder.
+    for (bad, path) in [("../../escaped", "link[0].name"), ("./lossy", "link[0].name"), ("a b", "link[0].name")] {
+        let toml = format!(
+            "[simulation]\nduration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+             [[link]]\nname = \"{bad}\"\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n"
+        );
+        let e = Scenario::from_toml(&toml).expect_err(bad);
+        assert_eq!(e.path, path, "{bad}: {e}");
+        assert!(e.message.contains("letters, digits"), "{e}");
+    }
+}
+
+#[test]
+fn unknown_fields_are_rejected_in_every_variant() {
+    // `bulk` takes no fields: a stray `size` must not be silently dropped.
+    let toml = "[simulation]\nduration = \"1s\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+                [[link]]\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+                [[flow]]\nprotocol = \"tcp\"\nsrc = \"a\"\ndst = \"b\"\napp = { kind = \"bulk\", size = \"1MB\" }\n";
+    let e = Scenario::from_toml(toml).expect_err("unknown field");
+    assert_eq!(e.path, "flow[0].app", "{e}");
+    assert!(e.message.contains("unknown field `size`"), "{e}");
+}

@@ -44,7 +44,7 @@ pub(crate) fn flow_setup(f: &FlowSpec, index: usize, at: FlowPlace) -> FlowSetup
             let sinks = (0..n).map(|_| Box::new(UdpSink::new(deadline.map(|d| d.0))) as Box<dyn Endpoint>).collect();
             ("udp", Box::new(src), sinks, None, Some(bytes as f64 * 8.0 / interval.as_secs_f64()))
         }
-        (Protocol::Tcp, app @ (AppSpec::Bulk | AppSpec::File { .. })) => {
+        (Protocol::Tcp, app @ (AppSpec::Bulk {} | AppSpec::File { .. })) => {
             let spec = f.tcp.clone().unwrap_or_default();
             let cfg = tcp_config(&spec);
             let app_bytes = match app {

@@ -262,7 +262,7 @@ pub enum ClassSpec {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AppSpec {
     /// Always has data to send (TCP only).
-    Bulk,
+    Bulk {},
     /// Sends `size` bytes once and records the completion time (TCP only).
     File {
         /// Bytes to transfer.

@@ -17,11 +17,24 @@ fn probability(path: String, p: f64) -> R {
     }
 }
 
+/// Names become file names (captures are `<link>.pcap`) and table keys, so they keep to
+/// a portable alphabet: letters, digits, '.', '_' and '-', starting with a letter or digit.
+pub(crate) fn safe_name(n: &str) -> bool {
+    n.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 fn unique<'a>(what: &str, names: impl Iterator<Item = (usize, &'a str)>) -> R {
     let mut seen = BTreeSet::new();
     for (i, n) in names {
         if n.is_empty() {
             return Err(ScenarioError::at(format!("{what}[{i}].name"), "must not be empty"));
+        }
+        if !safe_name(n) {
+            return Err(ScenarioError::at(
+                format!("{what}[{i}].name"),
+                format!("`{n}` may use only letters, digits, '.', '_' and '-', and must start with a letter or digit"),
+            ));
         }
         if !seen.insert(n) {
             return Err(ScenarioError::at(
@@ -58,6 +71,15 @@ impl Scenario {
         let link_names: Vec<String> = self.links.iter().map(|l| l.resolved_name()).collect();
         unique("link", link_names.iter().enumerate().map(|(i, n)| (i, n.as_str())))?;
         for (i, r) in self.radios.iter().enumerate() {
+            if !safe_name(&r.name) {
+                return Err(ScenarioError::at(
+                    format!("radio[{i}].name"),
+                    format!(
+                        "`{}` may use only letters, digits, '.', '_' and '-', and must start with a letter or digit",
+                        r.name
+                    ),
+                ));
+            }
             if link_names.contains(&r.name) || self.radios[..i].iter().any(|o| o.name == r.name) {
                 return Err(ScenarioError::at(
                     format!("radio[{i}].name"),
@@ -175,7 +197,7 @@ impl Scenario {
                     "\"cbr\" runs over UDP; TCP flows take \"bulk\" or \"file\"",
                 ))
             }
-            (Protocol::Udp, AppSpec::Bulk | AppSpec::File { .. }) => {
+            (Protocol::Udp, AppSpec::Bulk {} | AppSpec::File { .. }) => {
                 return Err(ScenarioError::at(at("app.kind"), "UDP flows take \"cbr\"; \"bulk\" and \"file\" need TCP"))
             }
             (_, AppSpec::File { size }) if size.0 == 0 => {

@@ -70,7 +70,7 @@ pub struct DownlinkSpec {
 pub enum FadingSpec {
     /// No fading: every slot carries slot·C_max and never fails (seed 004 §V-A's
     /// deterministic link); packets leave at the instant their last bit is sent.
-    None,
+    None {},
     /// Rayleigh fading per receiver, Jakes with random per-receiver phases.
     Jakes {
         /// Doppler frequency f_d (0.6 Hz for 0.1 m/s, 60 Hz for 10 m/s at 1.8 GHz).
@@ -206,7 +206,7 @@ impl DownlinkSpec {
             max_rate_bps: self.max_rate.0 as f64,
             mean_snr: self.mean_snr,
             fading: match self.fading {
-                FadingSpec::None => None,
+                FadingSpec::None {} => None,
                 FadingSpec::Jakes { doppler_hz, generators } => Some((doppler_hz, generators)),
             },
             max_attempts: self.max_attempts,

@@ -121,7 +121,7 @@ pub struct ClassSpec {
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ChannelSpec {
     /// Error-free.
-    None,
+    None {},
     /// Rayleigh fading, equal-power paths with MRC, threshold calibrated to `fer`
     /// (protocol-notes §6.3).
     Rayleigh {
@@ -269,7 +269,7 @@ impl DchSpec {
             }
         }
         match &self.channel {
-            ChannelSpec::None => {}
+            ChannelSpec::None {} => {}
             ChannelSpec::Rayleigh { paths, doppler_hz, fer, step, .. } => {
                 if !(1..=16).contains(paths) {
                     return err(path, "channel.paths", "must be between 1 and 16");
@@ -339,7 +339,7 @@ impl DchSpec {
             .map(|i| {
                 let mut rng = (ctx.stream)(&format!("tti-errors:{i}"));
                 match &self.channel {
-                    ChannelSpec::None => TtiErrors::None,
+                    ChannelSpec::None {} => TtiErrors::None,
                     ChannelSpec::Trace { lost_ttis } => TtiErrors::trace(lost_ttis.clone()),
                     &ChannelSpec::Rayleigh { paths, doppler_hz, fer, sampling, step } => {
                         let s = match sampling {
