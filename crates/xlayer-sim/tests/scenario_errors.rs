@@ -97,3 +97,31 @@ fn unknown_fields_are_rejected_in_every_variant() {
     assert_eq!(e.path, "flow[0].app", "{e}");
     assert!(e.message.contains("unknown field `size`"), "{e}");
 }
+
+#[test]
+fn values_that_would_hang_or_exhaust_memory_are_refused() {
+    let base = "[simulation]\nduration = \"DUR\"\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n\
+                [[link]]\na = \"a\"\nb = \"b\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\
+                [[flow]]\nprotocol = \"tcp\"\nsrc = \"a\"\ndst = \"b\"\napp = { kind = \"bulk\" }\nTCP\n";
+    let cases = [
+        ("1s", "tcp = { initial_rto = \"0s\" }", "flow[0].tcp.initial_rto"),
+        ("1s", "tcp = { delack_timeout = \"0s\", delayed_ack = true }", "flow[0].tcp.delack_timeout"),
+        ("1000000000000s", "", "simulation.duration"),
+    ];
+    for (dur, tcp, path) in cases {
+        let e = Scenario::from_toml(&base.replace("DUR", dur).replace("TCP", tcp)).expect_err(path);
+        assert_eq!(e.path, path, "{e}");
+    }
+}
+
+#[test]
+fn fading_generators_are_bounded_before_anything_is_allocated() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/clamp_fig3_fast.toml");
+    let text = std::fs::read_to_string(path).expect("shipped scenario");
+    assert!(text.contains("generators = 20"), "the shipped Fig. 3 scenario uses G = 20");
+    for g in ["1000000000000", "4294967296", "1025"] {
+        let doctored = text.replace("generators = 20", &format!("generators = {g}"));
+        let e = Scenario::from_toml(&doctored).expect_err(g);
+        assert!(e.path.ends_with("fading.generators"), "{e}");
+    }
+}

@@ -9,6 +9,8 @@ use xlayer_proto::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES
 
 type R = Result<(), ScenarioError>;
 
+const MAX_DURATION: xlayer_proto::SimDur = xlayer_proto::SimDur::from_secs(100 * 365 * 86_400);
+
 fn probability(path: String, p: f64) -> R {
     if (0.0..=1.0).contains(&p) {
         Ok(())
@@ -62,6 +64,10 @@ impl Scenario {
     pub fn validate(&self) -> R {
         if self.simulation.duration.0 .0 == 0 {
             return Err(ScenarioError::at("simulation.duration", "must be greater than 0s"));
+        }
+        // Simulated time is u64 nanoseconds (584 years); keep every deadline far from it.
+        if self.simulation.duration.0 > MAX_DURATION {
+            return Err(ScenarioError::at("simulation.duration", "must be at most 100 years (3153600000s)"));
         }
         if self.nodes.is_empty() {
             return Err(ScenarioError::at("node", "a scenario needs at least one node"));
@@ -234,6 +240,13 @@ impl Scenario {
             }
             if t.min_rto.is_some_and(|d| d.0 .0 == 0) {
                 return Err(ScenarioError::at(at("tcp.min_rto"), "must be greater than 0s"));
+            }
+            // A zero timer would fire at the instant it is armed, forever.
+            if t.initial_rto.is_some_and(|d| d.0 .0 == 0) {
+                return Err(ScenarioError::at(at("tcp.initial_rto"), "must be greater than 0s"));
+            }
+            if t.delack_timeout.is_some_and(|d| d.0 .0 == 0) {
+                return Err(ScenarioError::at(at("tcp.delack_timeout"), "must be greater than 0s"));
             }
             if let Some(AgentSpec::Koga { awnd, min_retransmissions, .. }) = &t.agent {
                 if awnd.is_some_and(|w| w == 0 || w > 65535) {

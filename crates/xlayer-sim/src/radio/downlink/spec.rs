@@ -65,6 +65,9 @@ pub struct DownlinkSpec {
     pub clamp: Option<ClampApSpec>,
 }
 
+/// Upper bound on Jakes generators per receiver (memory and per-slot work grow with it).
+pub const MAX_GENERATORS: usize = 1024;
+
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FadingSpec {
@@ -183,8 +186,10 @@ impl DownlinkSpec {
             if !(doppler_hz.is_finite() && doppler_hz >= 0.0) {
                 return err("fading.doppler_hz", "must be a finite frequency >= 0");
             }
-            if generators == 0 {
-                return err("fading.generators", "must be at least 1");
+            // Each receiver keeps `generators` oscillators and evaluates them every slot;
+            // the Jakes/Dent model needs a few dozen (protocol-notes §6.1).
+            if !(1..=MAX_GENERATORS).contains(&generators) {
+                return err("fading.generators", &format!("must be between 1 and {MAX_GENERATORS}"));
             }
         }
         Ok(())
