@@ -39,3 +39,12 @@ fn same_seed_same_fingerprint_and_first_divergence_is_reported() {
     let s = xlayer_sim::Scenario::from_toml(&toml).unwrap();
     assert_eq!(xlayer_sim::check_determinism(&s, 4, 0).unwrap(), None);
 }
+
+#[test]
+fn the_fingerprint_does_not_depend_on_what_is_recorded() {
+    let fp =
+        |output: &str| common::run(&common::dumbbell(2, "10Mbps", "25ms", "50pkt", "5s", output), 1, 0).fingerprint;
+    let base = fp("");
+    assert_eq!(fp("series_interval = \"1ms\""), base);
+    assert_eq!(fp("series_interval = \"0s\"\nflows = false"), base);
+}
