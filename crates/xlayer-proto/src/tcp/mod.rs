@@ -1,5 +1,6 @@
-//! TCP NewReno: RFC 5681 congestion control, RFC 6582 fast recovery (careful variant),
-//! RFC 6298 retransmission timer. Byte-granular windows; 64-bit sequence offsets.
+//! TCP: RFC 5681 congestion control ([`cc`]: NewReno), RFC 6582 fast recovery
+//! ([`recovery`]: careful variant), RFC 6298 retransmission timer ([`timer`]: timers as
+//! data). Byte-granular windows; 64-bit sequence offsets.
 //!
 //! Connections start established (no handshake is modelled, as in ns-2's one-way TCP):
 //! the sender's first segment has sequence number 0.
@@ -12,10 +13,14 @@
 //! [`TcpSource`] and [`TcpSink`] wrap the two machines (with their applications) as
 //! [`Endpoint`]s: they build whole packets' headers and sizes.
 
+pub mod cc;
 mod receiver;
+pub mod recovery;
 mod rtt;
 mod sender;
+pub mod timer;
 
+pub use cc::CcKind;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
 pub use sender::{SenderStats, TcpSender};
@@ -50,6 +55,11 @@ pub struct TcpConfig {
     /// Delayed ACKs (RFC 5681 §4.2): ACK every second full segment or after `delack_timeout`.
     pub delayed_ack: bool,
     pub delack_timeout: SimDur,
+    /// Congestion controller.
+    pub congestion_control: CcKind,
+    /// SACK (RFC 2018) with SACK-based loss recovery (RFC 6675) instead of NewReno's
+    /// (RFC 6582). Off by default so published NewReno comparisons keep their meaning.
+    pub sack: bool,
 }
 
 impl Default for TcpConfig {
@@ -66,6 +76,8 @@ impl Default for TcpConfig {
             rcv_buffer_bytes: 1 << 20,
             delayed_ack: false,
             delack_timeout: SimDur::from_millis(100),
+            congestion_control: CcKind::NewReno,
+            sack: false,
         }
     }
 }

@@ -7,6 +7,9 @@
 //! the highest byte ever sent; after a timeout `snd_nxt` goes back to `snd_una` and every
 //! byte below `snd_max` is sent again (a retransmission).
 
+use super::cc::{AckSample, AnyCc, CongestionControl};
+use super::recovery::{AckOutcome, AckView, AnyRecovery, LossRecovery, NextSend, SeqView};
+use super::timer::{TcpTimer, TimerTable};
 use super::{RttEstimator, Segment, TcpConfig};
 use crate::packet::TcpHeader;
 use crate::time::{SimDur, SimTime};
@@ -29,35 +32,22 @@ pub struct SenderStats {
 #[derive(Clone, Debug)]
 pub struct TcpSender {
     mss: u64,
-    dupack_threshold: u32,
     /// Bytes the application has made available (`u64::MAX`: unbounded).
     supplied: u64,
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
-    /// Congestion window in bytes, including fast-recovery inflation.
-    cwnd: u64,
-    ssthresh: u64,
+    cc: AnyCc,
+    recovery: AnyRecovery,
     /// Last window advertised by the receiver.
     rwnd: u64,
-    dupacks: u32,
-    in_recovery: bool,
-    /// RFC 6582 `recover`; `None` until the first loss episode (so the first
-    /// fast retransmit is always allowed).
-    recover: Option<u64>,
-    /// A partial ACK has been seen in the current recovery (impatient timer reset).
-    partial_acked: bool,
-    /// Retransmit the segment at `snd_una` on the next poll (fast/partial-ACK retransmit).
-    head_rtx_pending: bool,
     /// The persist timer fired: one segment may ignore the receiver window.
     probe_pending: bool,
     /// `snd_max` at the last timeout: a head segment below it was already resent by the
     /// timer's go-back-N, so another timeout must not reduce ssthresh again.
     rto_high: u64,
-    /// Retransmission / persist deadline.
-    timer: Option<SimTime>,
-    /// `timer` is a persist deadline (nothing in flight), not a retransmission one.
-    persist: bool,
+    /// Retransmission and persist deadlines; at most one of the two is armed.
+    timers: TimerTable,
     /// The one segment being timed (ns-2 style): (end sequence, send time).
     timing: Option<(u64, SimTime)>,
     rtt: RttEstimator,
@@ -66,28 +56,18 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig) -> Self {
-        let mss = u64::from(cfg.mss_bytes.max(1));
         TcpSender {
-            mss,
-            dupack_threshold: cfg.dupack_threshold.max(1),
+            mss: u64::from(cfg.mss_bytes.max(1)),
             supplied: 0,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            // RFC 5681 §3.1: IW (here configured in segments).
-            cwnd: mss * u64::from(cfg.initial_cwnd_segments.max(1)),
-            // RFC 5681 §3.1: initial ssthresh arbitrarily high.
-            ssthresh: cfg.initial_ssthresh_bytes,
+            cc: AnyCc::new(cfg),
+            recovery: AnyRecovery::new(cfg),
             rwnd: u64::from(cfg.rcv_buffer_bytes),
-            dupacks: 0,
-            in_recovery: false,
-            recover: None,
-            partial_acked: false,
-            head_rtx_pending: false,
             probe_pending: false,
             rto_high: 0,
-            timer: None,
-            persist: false,
+            timers: TimerTable::default(),
             timing: None,
             rtt: RttEstimator::new(cfg),
             stats: SenderStats::default(),
@@ -120,114 +100,74 @@ impl TcpSender {
         } else if self.snd_max > self.snd_una && ack.payload_bytes == 0 {
             // RFC 5681 §2 duplicate ACK, ignoring "window unchanged" (protocol-notes
             // §1.3 item 1): receive-window agents change the window on every ACK.
-            self.on_dupack(now, a);
+            let view = AckView { ack: a, newly_acked: 0, duplicate: true, sack_blocks: &[] };
+            let seq = self.seq_view();
+            let out = self.recovery.on_ack(now, &view, &seq, &mut self.cc);
+            self.after_ack(now, out);
         }
     }
 
     fn on_new_ack(&mut self, now: SimTime, a: u64) {
         let acked = a - self.snd_una;
         self.stats.bytes_acked += acked;
+        // Not cwnd-limited: the flight before this ACK left room for another segment.
+        let app_limited = self.bytes_in_flight() + self.mss <= self.cc.cwnd();
         // RFC 6298 §3 (Karn): only the timed segment, never retransmitted (timing is
         // cancelled by any retransmission), yields a sample; only then does the
         // backoff go away.
+        let mut rtt = None;
         if let Some((end, sent_at)) = self.timing {
             if a >= end {
-                self.rtt.on_sample(now.since(sent_at));
+                let r = now.since(sent_at);
+                self.rtt.on_sample(r);
                 self.rtt.reset_backoff();
                 self.timing = None;
+                rtt = Some(r);
             }
         }
         self.snd_una = a;
         // After go-back-N the receiver may already hold bytes we were about to resend.
         self.snd_nxt = self.snd_nxt.max(a);
-        self.dupacks = 0;
-        let mut restart_timer = true;
-        if self.in_recovery {
-            let recover = self.recover.unwrap_or(0);
-            if a > recover {
-                // RFC 6582 §3.2 step 3 (full ACK): cwnd = min(ssthresh, max(FlightSize,
-                // SMSS) + SMSS), leave fast recovery.
-                let flight = self.bytes_in_flight();
-                self.cwnd = self.ssthresh.min(flight.max(self.mss) + self.mss);
-                self.in_recovery = false;
-            } else {
-                // RFC 6582 §3.2 step 3 (partial ACK): retransmit the first unacked
-                // segment, deflate by the amount acked, add back one SMSS if at least
-                // one SMSS was acked; stay in recovery.
-                self.head_rtx_pending = true;
-                self.cwnd = self.cwnd.saturating_sub(acked);
-                if acked >= self.mss {
-                    self.cwnd += self.mss;
-                }
-                self.cwnd = self.cwnd.max(self.mss);
-                // RFC 6582 §3.2 step 3 / §6 ("Impatient"): reset the timer on the first
-                // partial ACK only.
-                restart_timer = !self.partial_acked;
-                self.partial_acked = true;
-            }
-        } else if self.cwnd < self.ssthresh {
-            // RFC 5681 §3.1 slow start: cwnd += min(N, SMSS).
-            self.cwnd += acked.min(self.mss);
-        } else {
-            // RFC 5681 §3.1 congestion avoidance (eq. 3): cwnd += max(1, SMSS²/cwnd).
-            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
+        let view = AckView { ack: a, newly_acked: acked, duplicate: false, sack_blocks: &[] };
+        let seq = self.seq_view();
+        let out = self.recovery.on_ack(now, &view, &seq, &mut self.cc);
+        if out.grow_window {
+            let sample = AckSample { bytes_acked: acked, rtt, srtt: self.rtt.srtt(), app_limited };
+            self.cc.on_ack(now, &sample);
         }
         if self.snd_una == self.snd_max {
-            self.timer = None; // RFC 6298 (5.2)
-            self.persist = false;
-        } else if restart_timer {
+            // RFC 6298 (5.2)
+            self.timers.stop(TcpTimer::Rto);
+            self.timers.stop(TcpTimer::Persist);
+        } else {
+            self.after_ack(now, out);
+        }
+    }
+
+    fn after_ack(&mut self, now: SimTime, out: AckOutcome) {
+        if out.entered_recovery {
+            self.stats.fast_retransmits += 1;
+        }
+        if out.restart_rto {
             self.arm_rto(now); // RFC 6298 (5.3)
         }
     }
 
-    fn on_dupack(&mut self, now: SimTime, a: u64) {
-        self.dupacks += 1;
-        if self.in_recovery {
-            // RFC 5681 §3.2 step 4 (kept by RFC 6582): inflate per extra dupack.
-            self.cwnd += self.mss;
-            return;
-        }
-        // RFC 6582 §3.2 step 2 (careful variant): enter only if ack − 1 > recover.
-        let covers_recover = match self.recover {
-            None => true, // no loss episode yet
-            Some(r) => a > r + 1,
-        };
-        if self.dupacks == self.dupack_threshold && covers_recover {
-            self.enter_recovery(now);
-        }
-    }
-
-    fn enter_recovery(&mut self, now: SimTime) {
-        let flight = self.bytes_in_flight();
-        // RFC 6582 §3.2 step 2: recover = highest sequence number transmitted.
-        self.recover = Some(self.snd_max - 1);
-        // RFC 5681 §3.2 step 2 (eq. 4): ssthresh = max(FlightSize/2, 2·SMSS).
-        self.ssthresh = (flight / 2).max(2 * self.mss);
-        // RFC 5681 §3.2 step 3: retransmit the lost segment, cwnd = ssthresh + 3·SMSS.
-        self.cwnd = self.ssthresh + 3 * self.mss;
-        self.head_rtx_pending = true;
-        self.in_recovery = true;
-        self.partial_acked = false;
-        self.stats.fast_retransmits += 1;
-        // ns-2 reno_action `reset_rtx_timer(1,0)` (protocol-notes §1.3): restart, no backoff.
-        self.arm_rto(now);
-    }
-
     /// Call when `now >= poll_timeout()`; early or spurious calls are ignored.
     pub fn handle_timeout(&mut self, now: SimTime) {
-        match self.timer {
-            Some(deadline) if now >= deadline => {}
-            _ => return,
+        if self.timers.expired(now).is_none() {
+            return;
         }
-        self.timer = None;
-        self.persist = false;
+        self.timers.stop(TcpTimer::Rto);
+        self.timers.stop(TcpTimer::Persist);
         self.timing = None;
         // RFC 6298 (5.5); also the persist timer's exponential backoff (RFC 1122 §4.2.2.17).
         self.rtt.back_off();
         if self.snd_nxt == self.snd_una {
-            // Persist: nothing in flight, the window blocked sending. Allow one probe
-            // segment regardless of rwnd; no loss, no cwnd change. The timer restarts
-            // when the probe is sent.
+            // Persist (or a retransmission timer that found nothing in flight because
+            // go-back-N rewound and the window is closed): allow one probe segment
+            // regardless of rwnd; no loss, no cwnd change. The timer restarts when the
+            // probe is sent.
             self.probe_pending = self.supplied > self.snd_nxt;
             return;
         }
@@ -239,17 +179,10 @@ impl TcpSender {
         // detected. Eq. (4) only bounds ssthresh from above; we keep the recovery's value,
         // as Linux (`tcp_enter_loss` keeps the reduction already made in Recovery), ns-2
         // and ns-3 do.
-        if self.snd_una >= self.rto_high && !self.in_recovery {
-            self.ssthresh = (self.bytes_in_flight() / 2).max(2 * self.mss);
-        }
+        let reduce_ssthresh = self.snd_una >= self.rto_high && !self.recovery.in_recovery();
+        self.cc.on_rto(now, self.bytes_in_flight(), reduce_ssthresh);
         self.rto_high = self.snd_max;
-        // RFC 5681 §3.1: loss window = 1 SMSS.
-        self.cwnd = self.mss;
-        // RFC 6582 §3.2 step 4: recover = highest sent; leave fast recovery.
-        self.recover = Some(self.snd_max - 1);
-        self.in_recovery = false;
-        self.dupacks = 0;
-        self.head_rtx_pending = false;
+        self.recovery.on_rto(&self.seq_view());
         self.probe_pending = false;
         // RFC 6298 (5.4) via go-back-N (ns-2 `t_seqno_ = highest_ack_ + 1`).
         self.snd_nxt = self.snd_una;
@@ -259,16 +192,13 @@ impl TcpSender {
 
     /// The next data segment to send, if the windows allow one. Call until `None`.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
-        if self.head_rtx_pending {
-            self.head_rtx_pending = false;
-            if self.snd_max > self.snd_una {
-                // Fast / partial-ACK retransmit: not limited by cwnd or rwnd; the bytes
-                // are already counted in FlightSize.
-                let len = (self.snd_max - self.snd_una).min(self.mss);
-                return Some(self.emit(now, self.snd_una, len));
-            }
-        }
+        let seq = self.seq_view();
         let avail = self.supplied - self.snd_nxt;
+        match self.recovery.next_send(&seq, self.cc.cwnd(), avail > 0) {
+            NextSend::Retransmit { seq, len } => return Some(self.emit(now, seq, len)),
+            NextSend::Nothing => return None,
+            NextSend::NewData => {}
+        }
         if avail == 0 {
             self.probe_pending = false;
             return None;
@@ -278,16 +208,20 @@ impl TcpSender {
         if std::mem::take(&mut self.probe_pending) {
             return Some(self.send_next(now, len));
         }
-        // RFC 5681 §3.1 / protocol-notes §1.5: usable window = min(cwnd, rwnd) − FlightSize.
-        let wnd = self.cwnd.min(self.rwnd);
-        if self.snd_nxt + len <= self.snd_una + wnd {
+        // RFC 5681 §3.1 / protocol-notes §1.5: usable window = min(cwnd, rwnd) − FlightSize,
+        // with the outstanding bytes as recovery counts them (pipe).
+        let cwnd_ok = self.recovery.pipe(&seq) + len <= self.send_window_bytes();
+        let rwnd_ok = self.snd_nxt + len <= self.snd_una + self.rwnd;
+        if cwnd_ok && rwnd_ok {
             return Some(self.send_next(now, len));
         }
         // cwnd >= SMSS always, so with nothing in flight only the receiver window can
         // block us: arm the persist timer (reusing the RTO) so we cannot deadlock.
-        if self.snd_nxt == self.snd_una && self.timer.is_none() {
-            self.timer = Some(now + self.rtt.rto());
-            self.persist = true;
+        if self.snd_nxt == self.snd_una
+            && !self.timers.is_armed(TcpTimer::Rto)
+            && !self.timers.is_armed(TcpTimer::Persist)
+        {
+            self.timers.set(TcpTimer::Persist, now + self.rtt.rto());
         }
         None
     }
@@ -310,21 +244,26 @@ impl TcpSender {
         }
         // RFC 6298 (5.1). A pending persist deadline is replaced: it was armed for an
         // empty pipe and would otherwise fire early as a spurious RTO.
-        if self.timer.is_none() || self.persist {
+        if !self.timers.is_armed(TcpTimer::Rto) {
             self.arm_rto(now);
         }
         self.snd_max = self.snd_max.max(seq + len);
+        self.recovery.on_transmit(&self.seq_view(), seq, len, retransmission);
         Segment { seq, payload_bytes: len as u32, retransmission }
     }
 
     fn arm_rto(&mut self, now: SimTime) {
-        self.timer = Some(now + self.rtt.rto());
-        self.persist = false;
+        self.timers.set(TcpTimer::Rto, now + self.rtt.rto());
+        self.timers.stop(TcpTimer::Persist);
+    }
+
+    fn seq_view(&self) -> SeqView {
+        SeqView { snd_una: self.snd_una, snd_nxt: self.snd_nxt, snd_max: self.snd_max, mss: self.mss }
     }
 
     /// Retransmission or persist deadline, if armed.
     pub fn poll_timeout(&self) -> Option<SimTime> {
-        self.timer
+        self.timers.earliest()
     }
 
     pub fn stats(&self) -> &SenderStats {
@@ -333,11 +272,21 @@ impl TcpSender {
 
     /// Effective congestion window, fast-recovery inflation included.
     pub fn cwnd_bytes(&self) -> u64 {
-        self.cwnd
+        self.recovery.window(self.cc.cwnd())
+    }
+
+    /// The window new data is measured against (the effective cwnd).
+    pub fn send_window_bytes(&self) -> u64 {
+        self.recovery.window(self.cc.cwnd())
     }
 
     pub fn ssthresh_bytes(&self) -> u64 {
-        self.ssthresh
+        self.cc.ssthresh()
+    }
+
+    /// The congestion controller (cwnd without recovery inflation, pacing rate).
+    pub fn congestion_control(&self) -> &AnyCc {
+        &self.cc
     }
 
     pub fn rwnd_bytes(&self) -> u64 {
@@ -363,7 +312,7 @@ impl TcpSender {
     }
 
     pub fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.recovery.in_recovery()
     }
 
     pub fn snd_una(&self) -> u64 {
@@ -381,7 +330,7 @@ impl TcpSender {
 
     /// RFC 6582 `recover` (None before the first loss episode).
     pub fn recover(&self) -> Option<u64> {
-        self.recover
+        self.recovery.recovery_point()
     }
 
     /// Every supplied byte is acknowledged (never true for an unbounded source).

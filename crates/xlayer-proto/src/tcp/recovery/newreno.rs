@@ -1,0 +1,149 @@
+//! NewReno fast retransmit and fast recovery (RFC 5681 §3.2 with RFC 6582 §3.2: the
+//! careful variant, the impatient timer), with window inflation by one SMSS per extra
+//! duplicate ACK and partial-ACK deflation.
+
+use super::{AckOutcome, AckView, LossRecovery, NextSend, SeqView};
+use crate::tcp::cc::{AnyCc, CongestionControl};
+use crate::tcp::TcpConfig;
+use crate::time::SimTime;
+
+#[derive(Clone, Debug)]
+pub struct NewRenoRecovery {
+    mss: u64,
+    dupack_threshold: u32,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover`; `None` until the first loss episode (so the first fast
+    /// retransmit is always allowed).
+    recover: Option<u64>,
+    /// A partial ACK has been seen in the current recovery (impatient timer reset).
+    partial_acked: bool,
+    /// Retransmit the segment at `snd_una` on the next poll (fast/partial-ACK retransmit).
+    head_rtx_pending: bool,
+    /// The window during recovery: ssthresh + 3·SMSS, inflated and deflated.
+    recovery_window: u64,
+}
+
+impl NewRenoRecovery {
+    pub fn new(cfg: &TcpConfig) -> Self {
+        NewRenoRecovery {
+            mss: u64::from(cfg.mss_bytes.max(1)),
+            dupack_threshold: cfg.dupack_threshold.max(1),
+            dupacks: 0,
+            in_recovery: false,
+            recover: None,
+            partial_acked: false,
+            head_rtx_pending: false,
+            recovery_window: 0,
+        }
+    }
+
+    fn on_new_ack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
+        self.dupacks = 0;
+        if !self.in_recovery {
+            return AckOutcome { grow_window: true, restart_rto: true, entered_recovery: false };
+        }
+        if ack.ack > self.recover.unwrap_or(0) {
+            // RFC 6582 §3.2 step 3 (full ACK): cwnd = min(ssthresh, max(FlightSize,
+            // SMSS) + SMSS), leave fast recovery.
+            let deflated = cc.ssthresh().min(seq.flight().max(self.mss) + self.mss);
+            cc.on_recovery_exit(now, deflated);
+            self.in_recovery = false;
+            return AckOutcome { grow_window: false, restart_rto: true, entered_recovery: false };
+        }
+        // RFC 6582 §3.2 step 3 (partial ACK): retransmit the first unacked segment,
+        // deflate by the amount acked, add back one SMSS if at least one SMSS was acked;
+        // stay in recovery.
+        self.head_rtx_pending = true;
+        let acked = ack.newly_acked;
+        let mut w = self.recovery_window.saturating_sub(acked);
+        if acked >= self.mss {
+            w += self.mss;
+        }
+        self.recovery_window = w.max(self.mss);
+        // RFC 6582 §3.2 step 3 / §6 ("Impatient"): reset the timer on the first partial
+        // ACK only.
+        let restart_rto = !self.partial_acked;
+        self.partial_acked = true;
+        AckOutcome { grow_window: false, restart_rto, entered_recovery: false }
+    }
+
+    fn on_dupack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
+        self.dupacks += 1;
+        if self.in_recovery {
+            // RFC 5681 §3.2 step 4 (kept by RFC 6582): inflate per extra dupack.
+            self.recovery_window += self.mss;
+            return AckOutcome::default();
+        }
+        cc.on_duplicate_ack(now);
+        // RFC 6582 §3.2 step 2 (careful variant): enter only if ack − 1 > recover.
+        let covers_recover = match self.recover {
+            None => true, // no loss episode yet
+            Some(r) => ack.ack > r + 1,
+        };
+        if self.dupacks != self.dupack_threshold || !covers_recover {
+            return AckOutcome::default();
+        }
+        // RFC 6582 §3.2 step 2: recover = highest sequence number transmitted.
+        self.recover = Some(seq.snd_max - 1);
+        // RFC 5681 §3.2 step 2 (eq. 4) in the controller, then step 3: retransmit the
+        // lost segment, cwnd = ssthresh + 3·SMSS.
+        cc.on_congestion_event(now, seq.flight());
+        self.recovery_window = cc.ssthresh() + 3 * self.mss;
+        self.head_rtx_pending = true;
+        self.in_recovery = true;
+        self.partial_acked = false;
+        // ns-2 reno_action `reset_rtx_timer(1,0)` (protocol-notes §1.3): restart, no backoff.
+        AckOutcome { grow_window: false, restart_rto: true, entered_recovery: true }
+    }
+}
+
+impl LossRecovery for NewRenoRecovery {
+    fn on_ack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
+        if ack.newly_acked > 0 {
+            self.on_new_ack(now, ack, seq, cc)
+        } else if ack.duplicate {
+            self.on_dupack(now, ack, seq, cc)
+        } else {
+            AckOutcome::default()
+        }
+    }
+
+    fn on_rto(&mut self, seq: &SeqView) {
+        // RFC 6582 §3.2 step 4: recover = highest sent; leave fast recovery.
+        self.recover = Some(seq.snd_max - 1);
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.head_rtx_pending = false;
+    }
+
+    fn next_send(&mut self, seq: &SeqView, _cwnd: u64, _new_data: bool) -> NextSend {
+        if std::mem::take(&mut self.head_rtx_pending) && seq.snd_max > seq.snd_una {
+            // Fast / partial-ACK retransmit: not limited by cwnd or rwnd; the bytes are
+            // already counted in FlightSize.
+            let len = (seq.snd_max - seq.snd_una).min(self.mss);
+            return NextSend::Retransmit { seq: seq.snd_una, len };
+        }
+        NextSend::NewData
+    }
+
+    fn pipe(&self, seq: &SeqView) -> u64 {
+        seq.flight()
+    }
+
+    fn window(&self, cwnd: u64) -> u64 {
+        if self.in_recovery {
+            self.recovery_window
+        } else {
+            cwnd
+        }
+    }
+
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    fn recovery_point(&self) -> Option<u64> {
+        self.recover
+    }
+}
