@@ -93,7 +93,7 @@ pub trait Endpoint: Send + Sync {
 }
 
 /// A packet an endpoint wants sent: its transport header and IP-layer size.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Transmit {
     /// IP packet size, headers included.
     pub size_bytes: u32,

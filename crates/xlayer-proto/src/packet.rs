@@ -59,7 +59,13 @@ pub mod tcp_flags {
 
 /// TCP header fields. Sequence numbers are 64-bit byte offsets from the start of the
 /// stream (never wrap inside the simulator; captures render them modulo 2^32).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// The only option modelled is SACK (RFC 2018). Its blocks live out of line, so a header
+/// without them (every header while SACK is off) costs no allocation, and the count's
+/// enum gives [`Transport`] a niche for its tag: `Packet` stays at 88 bytes. Build headers
+/// with `..TcpHeader::default()` for the option fields; read and write the blocks with
+/// [`TcpHeader::sack`] and [`TcpHeader::set_sack`], which keep the two fields consistent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TcpHeader {
     pub seq: u64,
     pub ack: u64,
@@ -67,6 +73,70 @@ pub struct TcpHeader {
     pub window_bytes: u32,
     pub flags: u8,
     pub payload_bytes: u32,
+    /// How many SACK blocks the header carries (`Zero`: no SACK option).
+    pub sack_len: SackLen,
+    /// The blocks; the first `sack_len` are meaningful. `None` exactly when `sack_len` is `Zero`.
+    pub sack_blocks: Option<Box<[SackBlock; MAX_SACK_BLOCKS]>>,
+}
+
+/// SACK blocks per ACK. The 40-byte option space holds 4 blocks alone, 3 beside the
+/// timestamp option (RFC 2018 §3); 3 is what timestamp-using stacks (Linux, ns-3) send.
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// One RFC 2018 §3 block: the receiver holds bytes `[left, right)` above the cumulative
+/// ACK ("left edge" = first byte, "right edge" = the byte after the last).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SackBlock {
+    pub left: u64,
+    pub right: u64,
+}
+
+/// Number of SACK blocks in a header, 0..=[`MAX_SACK_BLOCKS`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SackLen {
+    #[default]
+    Zero,
+    One,
+    Two,
+    Three,
+}
+
+impl TcpHeader {
+    /// The SACK blocks carried, most recently reported first (RFC 2018 §4).
+    pub fn sack(&self) -> &[SackBlock] {
+        match &self.sack_blocks {
+            Some(b) => &b[..self.sack_len as usize],
+            None => &[],
+        }
+    }
+
+    /// Replaces the SACK option: at most [`MAX_SACK_BLOCKS`] non-empty blocks (an empty
+    /// slice removes the option).
+    pub fn set_sack(&mut self, blocks: &[SackBlock]) {
+        assert!(blocks.len() <= MAX_SACK_BLOCKS, "at most {MAX_SACK_BLOCKS} SACK blocks");
+        debug_assert!(blocks.iter().all(|b| b.left < b.right), "empty SACK block");
+        self.sack_len = [SackLen::Zero, SackLen::One, SackLen::Two, SackLen::Three][blocks.len()];
+        self.sack_blocks = (!blocks.is_empty()).then(|| {
+            let mut arr = [SackBlock::default(); MAX_SACK_BLOCKS];
+            arr[..blocks.len()].copy_from_slice(blocks);
+            Box::new(arr)
+        });
+    }
+
+    /// Bytes of TCP options on the wire: the SACK option (kind 5, length 2 + 8n, RFC 2018
+    /// §3) behind two NOPs that align it to 4 bytes, as Linux and BSD emit it.
+    pub fn options_bytes(&self) -> u32 {
+        match self.sack_len {
+            SackLen::Zero => 0,
+            n => 2 + 2 + 8 * n as u32,
+        }
+    }
+
+    /// TCP header bytes on the wire, options included.
+    pub fn header_bytes(&self) -> u32 {
+        TCP_HEADER_BYTES + self.options_bytes()
+    }
 }
 
 /// UDP datagram fields; `seq` is an application sequence number used for loss and
@@ -77,7 +147,7 @@ pub struct UdpHeader {
     pub payload_bytes: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     Tcp(TcpHeader),
     Udp(UdpHeader),
@@ -165,5 +235,36 @@ mod tests {
         // (it is moved through the event queue on every hop).
         assert_eq!(std::mem::size_of::<Option<Box<Annotations>>>(), 8);
         assert!(std::mem::size_of::<Packet>() <= 88, "{}", std::mem::size_of::<Packet>());
+        // The SACK count's niche holds Transport's tag.
+        assert_eq!(std::mem::size_of::<Transport>(), std::mem::size_of::<TcpHeader>());
+    }
+
+    fn block(left: u64, right: u64) -> SackBlock {
+        SackBlock { left, right }
+    }
+
+    #[test]
+    fn sack_option_sizes_follow_rfc2018_with_nop_padding() {
+        let mut h = TcpHeader { ack: 1000, flags: tcp_flags::ACK, ..TcpHeader::default() };
+        assert_eq!((h.options_bytes(), h.header_bytes()), (0, 20));
+        assert!(h.sack().is_empty() && h.sack_blocks.is_none());
+        // 2 NOPs + kind + length + 8 bytes per block: 12, 20, 28 (each a multiple of 4).
+        let blocks = [block(3000, 4000), block(5000, 6000), block(7000, 9000)];
+        for (n, want) in [(1, 12), (2, 20), (3, 28)] {
+            h.set_sack(&blocks[..n]);
+            assert_eq!(h.options_bytes(), want);
+            assert_eq!(h.header_bytes(), 20 + want);
+            assert_eq!(h.sack(), &blocks[..n], "order kept");
+        }
+        h.set_sack(&[]);
+        assert_eq!((h.options_bytes(), h.sack_len), (0, SackLen::Zero));
+        assert!(h.sack_blocks.is_none(), "no allocation without blocks");
+    }
+
+    #[test]
+    #[should_panic(expected = "at most 3 SACK blocks")]
+    fn more_than_three_blocks_are_refused() {
+        let b = block(1, 2);
+        TcpHeader::default().set_sack(&[b, b, b, b]);
     }
 }

@@ -27,8 +27,8 @@ fn tcp_pair(app_bytes: Option<u64>) -> Pair<TcpSource, TcpSink> {
 }
 
 fn tcp(e: &TraceEntry) -> TcpHeader {
-    match e.transport {
-        Transport::Tcp(h) => h,
+    match &e.transport {
+        Transport::Tcp(h) => h.clone(),
         t => panic!("not TCP: {t:?}"),
     }
 }
@@ -83,7 +83,7 @@ fn tcp_file_transfer_completes_over_a_clean_link() {
 /// transmitted packet in order, so it can tell first transmissions itself).
 fn drop_first_data(seqs: &'static [u64]) -> impl FnMut(&Packet) -> bool {
     let mut sent_max = 0;
-    move |pkt| match (pkt.dir, pkt.transport) {
+    move |pkt| match (pkt.dir, &pkt.transport) {
         (Dir::Forward, Transport::Tcp(h)) => {
             let first = h.seq >= sent_max;
             sent_max = sent_max.max(h.seq + u64::from(h.payload_bytes));
@@ -226,7 +226,7 @@ fn tcp_sink_passes_cross_layer_info_to_its_agent() {
 // --- UDP -------------------------------------------------------------------------------
 
 fn udp_seq(e: &TraceEntry) -> u64 {
-    match e.transport {
+    match &e.transport {
         Transport::Udp(h) => h.seq,
         t => panic!("not UDP: {t:?}"),
     }
@@ -283,7 +283,7 @@ fn udp_sink_counts_reordered_and_late_datagrams() {
 }
 
 fn udp_seq_of(pkt: &Packet) -> u64 {
-    match pkt.transport {
+    match &pkt.transport {
         Transport::Udp(h) => h.seq,
         t => panic!("not UDP: {t:?}"),
     }

@@ -73,10 +73,10 @@ impl Endpoint for Checked {
     fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         let rtx_before = self.tx().stats().retransmissions;
         let t = self.src.poll_transmit(now)?;
-        let Transport::Tcp(h) = t.transport else { panic!("{t:?}") };
+        let Transport::Tcp(h) = &t.transport else { panic!("{t:?}") };
         assert_eq!(t.size_bytes, h.payload_bytes + HDR as u32);
         let retransmission = self.tx().stats().retransmissions > rtx_before;
-        self.check_segment(&h, retransmission);
+        self.check_segment(h, retransmission);
         Some(t)
     }
     fn poll_timeout(&self) -> Option<SimTime> {
@@ -111,7 +111,7 @@ fn supply_at(p: &mut P, at: SimTime, bytes: u64) {
 /// Data drops decided by `data(seq, first_transmission)`, ACK drops by `ack()`.
 fn set_drops(p: &mut P, mut data: impl FnMut(u64, bool) -> bool + 'static, mut ack: impl FnMut() -> bool + 'static) {
     let mut sent_max = 0;
-    p.set_drop(move |pkt| match (pkt.dir, pkt.transport) {
+    p.set_drop(move |pkt| match (pkt.dir, &pkt.transport) {
         (Dir::Forward, Transport::Tcp(h)) => {
             let first = h.seq >= sent_max;
             sent_max = sent_max.max(h.seq + u64::from(h.payload_bytes));

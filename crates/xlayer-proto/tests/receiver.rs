@@ -26,7 +26,7 @@ fn t(ms: u64) -> SimTime {
 }
 
 fn data(seq: u64, len: u32) -> TcpHeader {
-    TcpHeader { seq, ack: 0, window_bytes: 0, flags: tcp_flags::ACK, payload_bytes: len }
+    TcpHeader { seq, ack: 0, window_bytes: 0, flags: tcp_flags::ACK, payload_bytes: len, ..TcpHeader::default() }
 }
 
 /// Feeds one full segment at `seq` and returns the ACK numbers it produced.
@@ -49,7 +49,14 @@ fn without_delayed_ack_every_segment_is_acked() {
         rx.handle_segment(t(5), &data(3000, MSS), None, MSS + 40);
         rx.poll_transmit(t(5)).unwrap()
     };
-    let want = TcpHeader { seq: 0, ack: 4000, window_bytes: BUF, flags: tcp_flags::ACK, payload_bytes: 0 };
+    let want = TcpHeader {
+        seq: 0,
+        ack: 4000,
+        window_bytes: BUF,
+        flags: tcp_flags::ACK,
+        payload_bytes: 0,
+        ..TcpHeader::default()
+    };
     assert_eq!(h, want);
 }
 

@@ -44,7 +44,14 @@ impl Harness {
         std::iter::from_fn(|| self.tx.poll_transmit(self.now)).collect()
     }
     fn ack_win(&mut self, ack: u64, window: u32) -> &mut Self {
-        let h = TcpHeader { seq: 0, ack, window_bytes: window, flags: tcp_flags::ACK, payload_bytes: 0 };
+        let h = TcpHeader {
+            seq: 0,
+            ack,
+            window_bytes: window,
+            flags: tcp_flags::ACK,
+            payload_bytes: 0,
+            ..TcpHeader::default()
+        };
         self.tx.handle_ack(self.now, &h);
         self
     }
@@ -324,7 +331,10 @@ fn zero_window_probes_without_deadlock_or_cwnd_cut() {
 #[test]
 fn sub_mss_window_sends_only_via_probe_and_final_short_segment_goes_out() {
     let mut h = harness(&cfg(4), 2500);
-    h.tx.handle_ack(h.now, &TcpHeader { seq: 0, ack: 0, window_bytes: 500, flags: 0x10, payload_bytes: 0 });
+    h.tx.handle_ack(
+        h.now,
+        &TcpHeader { seq: 0, ack: 0, window_bytes: 500, flags: 0x10, payload_bytes: 0, ..TcpHeader::default() },
+    );
     assert!(h.send().is_empty()); // 1000-byte segment does not fit in 500
     h.fire();
     assert_eq!(h.send(), vec![seg(0, 1000, false)]);

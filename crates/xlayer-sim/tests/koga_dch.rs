@@ -40,7 +40,14 @@ fn pkt(uid: u64, udp: bool, bytes: u32) -> Packet {
     let transport = if udp {
         Transport::Udp(UdpHeader { seq: uid, payload_bytes: bytes - 28 })
     } else {
-        Transport::Tcp(TcpHeader { seq: uid * 1460, ack: 0, window_bytes: 0, flags: 0, payload_bytes: bytes - 40 })
+        Transport::Tcp(TcpHeader {
+            seq: uid * 1460,
+            ack: 0,
+            window_bytes: 0,
+            flags: 0,
+            payload_bytes: bytes - 40,
+            ..TcpHeader::default()
+        })
     };
     Packet {
         uid,

@@ -58,11 +58,18 @@ fn pkt(uid: u64, flow: u32, dir: Dir, size: u32, transport: Transport) -> Packet
 }
 
 fn data(seq: u64) -> Transport {
-    Transport::Tcp(TcpHeader { seq, ack: 0, window_bytes: 65535, flags: ACK | PSH, payload_bytes: 1460 })
+    Transport::Tcp(TcpHeader {
+        seq,
+        ack: 0,
+        window_bytes: 65535,
+        flags: ACK | PSH,
+        payload_bytes: 1460,
+        ..TcpHeader::default()
+    })
 }
 
 fn ack(ack: u64, window_bytes: u32) -> Transport {
-    Transport::Tcp(TcpHeader { seq: 0, ack, window_bytes, flags: ACK, payload_bytes: 0 })
+    Transport::Tcp(TcpHeader { seq: 0, ack, window_bytes, flags: ACK, payload_bytes: 0, ..TcpHeader::default() })
 }
 
 /// The capture: (time in ns, packet). Includes sub-microsecond spacing, a sequence number

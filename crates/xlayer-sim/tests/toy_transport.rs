@@ -18,7 +18,7 @@ struct Pacer {
 
 impl Endpoint for Pacer {
     fn handle_packet(&mut self, _now: SimTime, pkt: &Packet) {
-        if let (Dir::Reverse, Transport::Udp(h)) = (pkt.dir, pkt.transport) {
+        if let (Dir::Reverse, Transport::Udp(h)) = (pkt.dir, &pkt.transport) {
             self.acked = self.acked.max(h.seq);
         }
     }

@@ -197,7 +197,7 @@ mod tests {
     const MSS: u32 = 1460;
 
     fn header(seq: u64) -> TcpHeader {
-        TcpHeader { seq, ack: 0, window_bytes: 0, flags: 0, payload_bytes: MSS }
+        TcpHeader { seq, ack: 0, window_bytes: 0, flags: 0, payload_bytes: MSS, ..TcpHeader::default() }
     }
 
     /// Feed one packet at `t_ms` with price `p` (seconds), in order or not.

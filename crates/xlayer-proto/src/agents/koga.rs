@@ -171,7 +171,7 @@ mod tests {
     const MSS: u32 = 1460;
 
     fn seg(agent: &mut KogaAgent, t_ms: u64, notes: Option<&Annotations>) {
-        let h = TcpHeader { seq: 0, ack: 0, window_bytes: 0, flags: 0, payload_bytes: MSS };
+        let h = TcpHeader { seq: 0, ack: 0, window_bytes: 0, flags: 0, payload_bytes: MSS, ..TcpHeader::default() };
         agent.on_segment(ms(t_ms), SegmentSeen { header: &h, notes, in_order: true, packet_bytes: MSS + 40 });
     }
 

@@ -132,6 +132,7 @@ impl TcpReceiver {
             window_bytes: window,
             flags: tcp_flags::ACK,
             payload_bytes: 0,
+            ..TcpHeader::default()
         });
     }
 

@@ -66,7 +66,7 @@ pub enum Traced {
 }
 
 /// One line of a pair's trace.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TraceEntry {
     pub at: SimTime,
     pub dir: Dir,
@@ -323,7 +323,7 @@ impl<A: Endpoint, B: Endpoint> Pair<A, B> {
             what,
             uid: pkt.uid,
             size_bytes: pkt.size_bytes,
-            transport: pkt.transport,
+            transport: pkt.transport.clone(),
         });
     }
 }

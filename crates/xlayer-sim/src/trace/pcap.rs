@@ -15,7 +15,8 @@
 //! - IPv4: IHL 5, total length = `size_bytes`, identification = `uid as u16`, DF, TTL 64.
 //! - Ports: see [`SENDER_PORT_BASE`]; `Dir::Reverse` packets swap source and destination.
 //! - TCP: seq/ack are the simulator's 64-bit byte offsets modulo 2^32 (ISN 0); the ack field
-//!   is written only when the ACK flag is set. Window = min(window_bytes, 65535): no
+//!   is written only when the ACK flag is set. SACK blocks are written as the RFC 2018 §3
+//!   option behind two NOPs (`01 01 05 len`, then 32-bit edges, modulo 2^32 like seq/ack). Window = min(window_bytes, 65535): no
 //!   handshake is modelled, so no window-scale option is negotiated and the field is unscaled.
 //! - Payload: zero bytes, so the captured length equals the original length and every
 //!   length field agrees with `size_bytes`. Any bytes beyond headers + `payload_bytes` (e.g.
@@ -29,7 +30,7 @@ use std::time::Duration;
 use etherparse::{IpNumber, Ipv4Header, TcpHeader as WireTcp, UdpHeader as WireUdp};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter as RawWriter};
 use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
-use xlayer_proto::packet::{tcp_flags, IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
+use xlayer_proto::packet::{tcp_flags, SackBlock, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use xlayer_proto::{Addr, Dir, Packet, SimTime, Transport};
 
 /// Snapshot length in the global header: 262144 is what tcpdump/Wireshark use by default
@@ -107,7 +108,7 @@ pub fn addr_to_ipv4(a: Addr) -> [u8; 4] {
 /// TCP/UDP with valid checksums and a zero-filled payload.
 pub fn render_ipv4(pkt: &Packet, buf: &mut Vec<u8>) -> io::Result<()> {
     let (proto, l4_hdr, payload_bytes) = match &pkt.transport {
-        Transport::Tcp(h) => (IpNumber::TCP, TCP_HEADER_BYTES, h.payload_bytes),
+        Transport::Tcp(h) => (IpNumber::TCP, h.header_bytes(), h.payload_bytes),
         Transport::Udp(h) => (IpNumber::UDP, UDP_HEADER_BYTES, h.payload_bytes),
     };
     let size = pkt.size_bytes;
@@ -147,6 +148,9 @@ pub fn render_ipv4(pkt: &Packet, buf: &mut Vec<u8>) -> io::Result<()> {
             w.psh = t.flags & tcp_flags::PSH != 0;
             // RFC 9293: the ack field is meaningful only with ACK set; keep it 0 otherwise.
             w.acknowledgment_number = if w.ack { t.ack as u32 } else { 0 };
+            if !t.sack().is_empty() {
+                w.set_options_raw(&sack_option(t.sack())).map_err(|_| invalid("pcap: TCP options too long"))?;
+            }
             w.checksum = w.calc_checksum_ipv4(&ip, payload).map_err(|_| invalid("pcap: TCP too long"))?;
             hdr.copy_from_slice(&w.to_bytes());
         }
@@ -157,6 +161,17 @@ pub fn render_ipv4(pkt: &Packet, buf: &mut Vec<u8>) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// NOP, NOP, then the SACK option: kind 5, length 2 + 8n, each block's left and right
+/// edge as 32-bit big-endian sequence numbers (RFC 2018 §3).
+fn sack_option(blocks: &[SackBlock]) -> Vec<u8> {
+    let mut o = vec![1, 1, 5, 2 + 8 * blocks.len() as u8];
+    for b in blocks {
+        o.extend_from_slice(&(b.left as u32).to_be_bytes());
+        o.extend_from_slice(&(b.right as u32).to_be_bytes());
+    }
+    o
 }
 
 #[cfg(test)]
@@ -180,6 +195,7 @@ mod tests {
                 window_bytes: win,
                 flags: tcp_flags::ACK,
                 payload_bytes: payload,
+                ..TcpHeader::default()
             }),
             notes: None,
         }
@@ -265,6 +281,24 @@ mod tests {
         let (tcp, _) = WireTcp::from_slice(&buf[20..]).unwrap();
         assert_eq!((tcp.source_port, tcp.destination_port), (40003, 50003));
         assert!(checksums_verify(&buf));
+    }
+
+    #[test]
+    fn renders_sack_blocks_as_an_aligned_option() {
+        let mut pkt = tcp_pkt(0, 0, 0, (1u64 << 32) + 1000, 65535, Dir::Reverse);
+        let blocks =
+            [SackBlock { left: (1 << 32) + 5000, right: (1 << 32) + 6000 }, SackBlock { left: 3000, right: 4000 }];
+        let Transport::Tcp(h) = &mut pkt.transport else { unreachable!() };
+        h.set_sack(&blocks);
+        pkt.size_bytes = 20 + h.header_bytes();
+        let mut buf = Vec::new();
+        render_ipv4(&pkt, &mut buf).unwrap();
+        assert_eq!(buf.len(), 60, "20 IP + 20 TCP + 2 NOP + 2 + 2·8");
+        assert!(checksums_verify(&buf));
+        let (tcp, payload) = WireTcp::from_slice(&buf[20..]).unwrap();
+        assert_eq!((tcp.data_offset(), payload.len()), (10, 0));
+        let want: [u8; 20] = [1, 1, 5, 18, 0, 0, 0x13, 0x88, 0, 0, 0x17, 0x70, 0, 0, 0x0b, 0xb8, 0, 0, 0x0f, 0xa0];
+        assert_eq!(tcp.options.as_slice(), &want[..]);
     }
 
     #[test]
