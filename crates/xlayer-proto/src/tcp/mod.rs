@@ -60,6 +60,8 @@ pub struct TcpConfig {
     /// SACK (RFC 2018) with SACK-based loss recovery (RFC 6675) instead of NewReno's
     /// (RFC 6582). Off by default so published NewReno comparisons keep their meaning.
     pub sack: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start.
+    pub hystart: bool,
 }
 
 impl Default for TcpConfig {
@@ -78,6 +80,7 @@ impl Default for TcpConfig {
             delack_timeout: SimDur::from_millis(100),
             congestion_control: CcKind::NewReno,
             sack: false,
+            hystart: false,
         }
     }
 }

@@ -7,6 +7,8 @@
 //! the highest byte ever sent; after a timeout `snd_nxt` goes back to `snd_una` and every
 //! byte below `snd_max` is sent again (a retransmission).
 
+use std::collections::VecDeque;
+
 use super::cc::{AckSample, AnyCc, CongestionControl};
 use super::recovery::{AckOutcome, AckView, AnyRecovery, LossRecovery, NextSend, SeqView};
 use super::timer::{TcpTimer, TimerTable};
@@ -50,6 +52,9 @@ pub struct TcpSender {
     timers: TimerTable,
     /// The one segment being timed (ns-2 style): (end sequence, send time).
     timing: Option<(u64, SimTime)>,
+    /// Every new segment's (end sequence, send time) since the last retransmission, for
+    /// controllers that want an RTT sample on most ACKs (HyStart++); `None` otherwise.
+    segment_times: Option<VecDeque<(u64, SimTime)>>,
     rtt: RttEstimator,
     stats: SenderStats,
 }
@@ -69,6 +74,7 @@ impl TcpSender {
             rto_high: 0,
             timers: TimerTable::default(),
             timing: None,
+            segment_times: cfg.hystart.then(VecDeque::new),
             rtt: RttEstimator::new(cfg),
             stats: SenderStats::default(),
         }
@@ -125,6 +131,14 @@ impl TcpSender {
                 rtt = Some(r);
             }
         }
+        if let Some(times) = self.segment_times.as_mut() {
+            // Karn's rule holds: the queue is cleared by every retransmission.
+            let mut newest = None;
+            while times.front().is_some_and(|&(end, _)| end <= a) {
+                newest = times.pop_front().map(|(_, t)| t);
+            }
+            rtt = newest.map(|t| now.since(t)).or(rtt);
+        }
         self.snd_una = a;
         // After go-back-N the receiver may already hold bytes we were about to resend.
         self.snd_nxt = self.snd_nxt.max(a);
@@ -132,7 +146,14 @@ impl TcpSender {
         let seq = self.seq_view();
         let out = self.recovery.on_ack(now, &view, &seq, &mut self.cc);
         if out.grow_window {
-            let sample = AckSample { bytes_acked: acked, rtt, srtt: self.rtt.srtt(), app_limited };
+            let sample = AckSample {
+                bytes_acked: acked,
+                ack: a,
+                snd_nxt: self.snd_nxt,
+                rtt,
+                srtt: self.rtt.srtt(),
+                app_limited,
+            };
             self.cc.on_ack(now, &sample);
         }
         if self.snd_una == self.snd_max {
@@ -239,8 +260,16 @@ impl TcpSender {
             self.stats.retransmissions += 1;
             // Karn: an ACK covering the timed segment is now ambiguous.
             self.timing = None;
-        } else if self.timing.is_none() {
-            self.timing = Some((seq + len, now));
+            if let Some(times) = self.segment_times.as_mut() {
+                times.clear();
+            }
+        } else {
+            if self.timing.is_none() {
+                self.timing = Some((seq + len, now));
+            }
+            if let Some(times) = self.segment_times.as_mut() {
+                times.push_back((seq + len, now));
+            }
         }
         // RFC 6298 (5.1). A pending persist deadline is replaced: it was armed for an
         // empty pipe and would otherwise fire early as a spurious RTO.

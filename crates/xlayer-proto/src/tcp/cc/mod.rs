@@ -12,8 +12,12 @@
 //! [`on_congestion_event`](CongestionControl::on_congestion_event), if recovery ends
 //! [`on_recovery_exit`](CongestionControl::on_recovery_exit).
 
+pub mod cubic;
+mod hystart;
 mod newreno;
 
+pub use cubic::Cubic;
+pub use hystart::HyStart;
 pub use newreno::NewReno;
 
 use super::TcpConfig;
@@ -25,6 +29,8 @@ pub enum CcKind {
     /// RFC 5681 slow start and congestion avoidance, eq. (4) on loss.
     #[default]
     NewReno,
+    /// RFC 9438 CUBIC.
+    Cubic,
 }
 
 /// An ACK that advanced `snd_una` outside fast recovery.
@@ -32,6 +38,10 @@ pub enum CcKind {
 pub struct AckSample {
     /// Bytes newly acknowledged by the cumulative ACK.
     pub bytes_acked: u64,
+    /// The cumulative ACK (marks round ends for HyStart++).
+    pub ack: u64,
+    /// The sender's `snd_nxt` when the ACK arrived.
+    pub snd_nxt: u64,
     /// RTT measured by this ACK (Karn's rule applied), if any.
     pub rtt: Option<SimDur>,
     /// Smoothed RTT after this ACK, if any sample exists.
@@ -84,12 +94,14 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync {
 #[derive(Clone, Debug)]
 pub enum AnyCc {
     NewReno(NewReno),
+    Cubic(Cubic),
 }
 
 impl AnyCc {
     pub fn new(cfg: &TcpConfig) -> Self {
         match cfg.congestion_control {
             CcKind::NewReno => AnyCc::NewReno(NewReno::new(cfg)),
+            CcKind::Cubic => AnyCc::Cubic(Cubic::new(cfg)),
         }
     }
 }
@@ -99,6 +111,7 @@ macro_rules! each_cc {
     ($self:expr, $c:ident => $call:expr) => {
         match $self {
             AnyCc::NewReno($c) => $call,
+            AnyCc::Cubic($c) => $call,
         }
     };
 }

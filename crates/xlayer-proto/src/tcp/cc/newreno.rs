@@ -1,7 +1,7 @@
 //! NewReno's congestion control (RFC 5681 §3.1, §3.2): slow start, congestion avoidance,
 //! ssthresh = max(FlightSize/2, 2·SMSS) on loss, a one-SMSS loss window after a timeout.
 
-use super::{AckSample, CongestionControl};
+use super::{AckSample, CongestionControl, HyStart};
 use crate::tcp::TcpConfig;
 use crate::time::SimTime;
 
@@ -10,6 +10,7 @@ pub struct NewReno {
     mss: u64,
     cwnd: u64,
     ssthresh: u64,
+    hystart: Option<HyStart>,
 }
 
 impl NewReno {
@@ -21,6 +22,7 @@ impl NewReno {
             cwnd: mss * u64::from(cfg.initial_cwnd_segments.max(1)),
             // RFC 5681 §3.1: initial ssthresh arbitrarily high.
             ssthresh: cfg.initial_ssthresh_bytes,
+            hystart: cfg.hystart.then(|| HyStart::new(cfg)),
         }
     }
 
@@ -33,6 +35,15 @@ impl NewReno {
 impl CongestionControl for NewReno {
     fn on_ack(&mut self, _now: SimTime, ack: &AckSample) {
         if self.cwnd < self.ssthresh {
+            if let Some(h) = self.hystart.as_mut() {
+                // RFC 9406 (HyStart++) in place of RFC 5681 slow start.
+                let (cwnd, exit) = h.on_ack(self.cwnd, ack);
+                self.cwnd = cwnd;
+                if exit {
+                    self.ssthresh = cwnd;
+                }
+                return;
+            }
             // RFC 5681 §3.1 slow start: cwnd += min(N, SMSS).
             self.cwnd += ack.bytes_acked.min(self.mss);
         } else {
@@ -45,6 +56,9 @@ impl CongestionControl for NewReno {
         // RFC 5681 §3.2 step 2 (eq. 4). The recovery algorithm adds its inflation on top.
         self.ssthresh = self.halve(flight_bytes);
         self.cwnd = self.ssthresh;
+        if let Some(h) = self.hystart.as_mut() {
+            h.disable(); // RFC 9406 §4.2: only the initial slow start uses HyStart++
+        }
     }
 
     fn on_recovery_exit(&mut self, _now: SimTime, cwnd_bytes: u64) {
@@ -57,6 +71,9 @@ impl CongestionControl for NewReno {
         }
         // RFC 5681 §3.1: loss window = 1 SMSS.
         self.cwnd = self.mss;
+        if let Some(h) = self.hystart.as_mut() {
+            h.disable();
+        }
     }
 
     fn cwnd(&self) -> u64 {
