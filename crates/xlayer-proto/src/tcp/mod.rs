@@ -143,6 +143,7 @@ impl Endpoint for TcpSource {
             window_bytes: 65535,
             flags: tcp_flags::ACK | tcp_flags::PSH,
             payload_bytes: seg.payload_bytes,
+            ..TcpHeader::default()
         };
         let size_bytes = seg.payload_bytes + IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
         Some(Transmit { size_bytes, transport: Transport::Tcp(h) })
@@ -212,7 +213,8 @@ impl Endpoint for TcpSink {
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         let h = self.tcp.poll_transmit(now)?;
-        Some(Transmit { size_bytes: IPV4_HEADER_BYTES + TCP_HEADER_BYTES, transport: Transport::Tcp(h) })
+        // RFC 2018 §3: SACK options make the header (and the ACK) longer.
+        Some(Transmit { size_bytes: IPV4_HEADER_BYTES + h.header_bytes(), transport: Transport::Tcp(h) })
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
