@@ -5,12 +5,16 @@
 //! The application reads in-order data immediately, so the buffer-based window is the
 //! receive buffer minus the out-of-order bytes held. Data beyond the advertised window is
 //! still accepted (no sender in this crate relies on it being dropped).
+//!
+//! With `TcpConfig::sack`, every ACK sent while out-of-order data is held carries SACK
+//! blocks chosen as RFC 2018 §4 says (see `sack_blocks`). D-SACK (RFC 2883)
+//! is not generated.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use super::TcpConfig;
 use crate::agents::{SegmentSeen, WindowAgent};
-use crate::packet::{tcp_flags, Annotations, TcpHeader};
+use crate::packet::{tcp_flags, Annotations, SackBlock, TcpHeader, MAX_SACK_BLOCKS};
 use crate::time::{SimDur, SimTime};
 
 pub struct TcpReceiver {
@@ -31,6 +35,12 @@ pub struct TcpReceiver {
     /// batches several segments before polling still gets every (duplicate) ACK.
     pending: VecDeque<TcpHeader>,
     last_window: u32,
+    /// Generate SACK blocks (RFC 2018).
+    sack: bool,
+    /// Start of the segment that arrived out of order and triggers the next ACK, if any.
+    sack_trigger: Option<u64>,
+    /// The blocks of the last SACK option sent, in order (RFC 2018 §4 repeats them).
+    sack_reported: Vec<SackBlock>,
 }
 
 impl std::fmt::Debug for TcpReceiver {
@@ -59,6 +69,9 @@ impl TcpReceiver {
             delack_deadline: None,
             pending: VecDeque::new(),
             last_window: cfg.rcv_buffer_bytes,
+            sack: cfg.sack,
+            sack_trigger: None,
+            sack_reported: Vec::new(),
         }
     }
 
@@ -76,6 +89,7 @@ impl TcpReceiver {
             self.drain_ooo();
         } else if start > self.rcv_nxt {
             self.insert_ooo(start, end);
+            self.sack_trigger = Some(start);
         } // else: a complete duplicate.
         let in_order = self.rcv_nxt > before;
         if let Some(agent) = self.agent.as_mut() {
@@ -126,14 +140,50 @@ impl TcpReceiver {
         // One ACK covers everything received so far: no delayed ACK remains owed.
         self.unacked_bytes = 0;
         self.delack_deadline = None;
-        self.pending.push_back(TcpHeader {
+        let mut h = TcpHeader {
             seq: 0,
             ack: self.rcv_nxt,
             window_bytes: window,
             flags: tcp_flags::ACK,
             payload_bytes: 0,
             ..TcpHeader::default()
-        });
+        };
+        if self.sack {
+            let trigger = self.sack_trigger.take();
+            if !self.ooo.is_empty() {
+                self.sack_reported = self.sack_blocks(trigger);
+                h.set_sack(&self.sack_reported);
+            }
+        }
+        self.pending.push_back(h);
+    }
+
+    /// The SACK blocks for an ACK (RFC 2018 §4): first the block holding the segment that
+    /// triggered it (`trigger`, its start, if it landed out of order), then the blocks of
+    /// the previous option that are not yet covered, each grown to the range now held,
+    /// then any other held ranges, highest first; at most [`MAX_SACK_BLOCKS`], distinct.
+    fn sack_blocks(&self, trigger: Option<u64>) -> Vec<SackBlock> {
+        let mut out: Vec<SackBlock> = Vec::with_capacity(MAX_SACK_BLOCKS);
+        let candidates =
+            trigger.into_iter().chain(self.sack_reported.iter().map(|b| b.left)).chain(self.ooo.keys().rev().copied());
+        for seq in candidates {
+            if out.len() == MAX_SACK_BLOCKS {
+                break;
+            }
+            // Blocks cumulatively acknowledged since are dropped (RFC 2018 §4: only data
+            // above the ACK is reported).
+            let Some(block) = self.held_range(seq) else { continue };
+            if !out.contains(&block) {
+                out.push(block);
+            }
+        }
+        out
+    }
+
+    /// The out-of-order range containing byte `seq`, if it is held.
+    fn held_range(&self, seq: u64) -> Option<SackBlock> {
+        let (&left, &right) = self.ooo.range(..=seq).next_back()?;
+        (seq < right).then_some(SackBlock { left, right })
     }
 
     /// Free buffer space: in-order data is consumed at once, out-of-order data waits.
