@@ -48,7 +48,7 @@ fn cwnd_after_one_loss_follows_w_cubic_to_2k() {
     // Run to the end of fast recovery; remember the window just before it.
     let mut cwnd_before_loss = 0;
     while !p.a.sender().in_recovery() {
-        cwnd_before_loss = p.a.sender().cwnd_bytes();
+        cwnd_before_loss = p.a.sender().congestion_control().cwnd();
         assert!(p.step());
     }
     while p.a.sender().in_recovery() || cubic(&p).epoch_start().is_none() {

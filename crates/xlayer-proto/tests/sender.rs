@@ -2,6 +2,7 @@
 //! ACKs at chosen times and collects what the sender puts on the wire.
 
 use xlayer_proto::packet::tcp_flags;
+use xlayer_proto::tcp::cc::CongestionControl;
 use xlayer_proto::tcp::{Segment, TcpConfig, TcpSender};
 use xlayer_proto::{SimDur, SimTime, TcpHeader};
 
@@ -106,7 +107,11 @@ fn slow_start_growth_per_ack_is_capped_at_one_smss() {
 /// 10 segments [0, 10000) out, the first one acked, segment 1000 lost; returns the
 /// harness after two duplicate ACKs.
 fn two_dupacks() -> Harness {
-    let mut h = harness(&cfg(10), u64::MAX);
+    two_dupacks_with(&cfg(10))
+}
+
+fn two_dupacks_with(cfg: &TcpConfig) -> Harness {
+    let mut h = harness(cfg, u64::MAX);
     assert_eq!(h.send().len(), 10);
     h.at(ms(100)).ack(1000);
     // Slow start: cwnd 11000, so two new segments go out (snd_nxt = 12000).
@@ -116,8 +121,40 @@ fn two_dupacks() -> Harness {
 }
 
 #[test]
+fn limited_transmit_sends_one_new_segment_per_early_dupack() {
+    let mut h = harness(&cfg(10), u64::MAX);
+    assert_eq!(h.send().len(), 10);
+    h.at(ms(100)).ack(1000);
+    assert_eq!(seqs(&h.send()), vec![10_000, 11_000]);
+    // RFC 3042 §2: each of the first two dupacks releases one new segment; cwnd stays.
+    assert_eq!(h.ack(1000).send(), vec![seg(12_000, 1000, false)]);
+    assert_eq!(h.ack(1000).send(), vec![seg(13_000, 1000, false)]);
+    assert_eq!(h.tx.congestion_control().cwnd(), 11_000);
+    assert!(!h.tx.in_recovery());
+    // The third dupack: fast retransmit, and ssthresh from the FlightSize without the
+    // Limited Transmit segments (RFC 5681 §3.2 step 2): 11000/2, not 13000/2.
+    assert_eq!(h.ack(1000).send(), vec![seg(1000, 1000, true)]);
+    assert_eq!(h.tx.ssthresh_bytes(), 5500);
+    assert_eq!(h.tx.cwnd_bytes(), 8500);
+    // Inflation releases new data once 8500 + k·1000 ≥ FlightSize 13000 + 1000: k = 6.
+    let released: Vec<usize> = (0..6).map(|_| h.ack(1000).send().len()).collect();
+    assert_eq!(released, vec![0, 0, 0, 0, 0, 1]);
+}
+
+#[test]
+fn limited_transmit_respects_the_receive_window() {
+    let mut h = harness(&cfg(10), u64::MAX);
+    assert_eq!(h.send().len(), 10);
+    h.at(ms(100)).ack(1000);
+    assert_eq!(h.send().len(), 2); // snd_nxt 12000
+                                   // The receiver's window ends at 1000 + 11000 = 12000: no room for a new segment.
+    h.ack_win(1000, 11_000);
+    assert!(h.send().is_empty());
+}
+
+#[test]
 fn two_dupacks_do_nothing_three_trigger_fast_retransmit() {
-    let mut h = two_dupacks();
+    let mut h = two_dupacks_with(&TcpConfig { limited_transmit: false, ..cfg(10) });
     assert!(h.send().is_empty(), "no limited transmit, no retransmit after 2 dupacks");
     assert_eq!(h.tx.stats().fast_retransmits, 0);
     assert!(!h.tx.in_recovery());

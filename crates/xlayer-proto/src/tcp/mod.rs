@@ -62,6 +62,9 @@ pub struct TcpConfig {
     pub sack: bool,
     /// HyStart++ (RFC 9406) in the initial slow start.
     pub hystart: bool,
+    /// Limited Transmit (RFC 3042; an RFC 5681 §3.2 SHOULD): one new segment on each of
+    /// the first two duplicate ACKs.
+    pub limited_transmit: bool,
 }
 
 impl Default for TcpConfig {
@@ -81,6 +84,7 @@ impl Default for TcpConfig {
             congestion_control: CcKind::NewReno,
             sack: false,
             hystart: false,
+            limited_transmit: true,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! NewReno fast retransmit and fast recovery (RFC 5681 §3.2 with RFC 6582 §3.2: the
 //! careful variant, the impatient timer), with window inflation by one SMSS per extra
-//! duplicate ACK and partial-ACK deflation.
+//! duplicate ACK and partial-ACK deflation; Limited Transmit (RFC 3042) before the
+//! duplicate-ACK threshold.
 
 use super::{AckOutcome, AckView, LossRecovery, NextSend, SeqView};
 use crate::tcp::cc::{AnyCc, CongestionControl};
@@ -22,6 +23,15 @@ pub struct NewRenoRecovery {
     head_rtx_pending: bool,
     /// The window during recovery: ssthresh + 3·SMSS, inflated and deflated.
     recovery_window: u64,
+    /// RFC 3042 Limited Transmit on the first DupThresh − 1 duplicate ACKs.
+    limited_transmit: bool,
+    /// New bytes sent beyond cwnd by Limited Transmit since the last ACK of new data.
+    limited_bytes: u64,
+    /// The controller's cwnd at the last `next_send` (to tell Limited Transmit sends).
+    cwnd: u64,
+    /// The last duplicate ACK came while every byte below `snd_max` was sent in order,
+    /// so what goes next is new data (not a go-back-N resend), as RFC 3042 requires.
+    limited_eligible: bool,
 }
 
 impl NewRenoRecovery {
@@ -35,11 +45,16 @@ impl NewRenoRecovery {
             partial_acked: false,
             head_rtx_pending: false,
             recovery_window: 0,
+            limited_transmit: cfg.limited_transmit,
+            limited_bytes: 0,
+            cwnd: 0,
+            limited_eligible: false,
         }
     }
 
     fn on_new_ack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
         self.dupacks = 0;
+        self.limited_bytes = 0;
         if !self.in_recovery {
             return AckOutcome { grow_window: true, restart_rto: true, entered_recovery: false };
         }
@@ -70,6 +85,7 @@ impl NewRenoRecovery {
 
     fn on_dupack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
         self.dupacks += 1;
+        self.limited_eligible = seq.snd_nxt == seq.snd_max;
         if self.in_recovery {
             // RFC 5681 §3.2 step 4 (kept by RFC 6582): inflate per extra dupack.
             self.recovery_window += self.mss;
@@ -86,15 +102,30 @@ impl NewRenoRecovery {
         }
         // RFC 6582 §3.2 step 2: recover = highest sequence number transmitted.
         self.recover = Some(seq.snd_max - 1);
-        // RFC 5681 §3.2 step 2 (eq. 4) in the controller, then step 3: retransmit the
-        // lost segment, cwnd = ssthresh + 3·SMSS.
-        cc.on_congestion_event(now, seq.flight());
+        // RFC 5681 §3.2 step 2 (eq. 4) in the controller, without the data Limited
+        // Transmit sent ("MUST NOT be included"); then step 3: retransmit the lost
+        // segment, cwnd = ssthresh + 3·SMSS.
+        cc.on_congestion_event(now, seq.flight().saturating_sub(self.limited_bytes));
+        self.limited_bytes = 0;
         self.recovery_window = cc.ssthresh() + 3 * self.mss;
         self.head_rtx_pending = true;
         self.in_recovery = true;
         self.partial_acked = false;
         // ns-2 reno_action `reset_rtx_timer(1,0)` (protocol-notes §1.3): restart, no backoff.
         AckOutcome { grow_window: false, restart_rto: true, entered_recovery: true }
+    }
+}
+
+impl NewRenoRecovery {
+    /// RFC 3042 §2: on each of the first two duplicate ACKs (before the threshold) one
+    /// new segment may go out if FlightSize stays within cwnd + 2·SMSS and the receive
+    /// window allows it (the sender checks the latter); cwnd itself is unchanged.
+    fn limited_transmit_allowance(&self) -> u64 {
+        if self.limited_transmit && self.limited_eligible && !self.in_recovery && self.dupacks < self.dupack_threshold {
+            u64::from(self.dupacks.min(2)) * self.mss
+        } else {
+            0
+        }
     }
 }
 
@@ -117,7 +148,8 @@ impl LossRecovery for NewRenoRecovery {
         self.head_rtx_pending = false;
     }
 
-    fn next_send(&mut self, seq: &SeqView, _cwnd: u64, _new_data: bool) -> NextSend {
+    fn next_send(&mut self, seq: &SeqView, cwnd: u64, _new_data: bool) -> NextSend {
+        self.cwnd = cwnd;
         if std::mem::take(&mut self.head_rtx_pending) && seq.snd_max > seq.snd_una {
             // Fast / partial-ACK retransmit: not limited by cwnd or rwnd; the bytes are
             // already counted in FlightSize.
@@ -125,6 +157,14 @@ impl LossRecovery for NewRenoRecovery {
             return NextSend::Retransmit { seq: seq.snd_una, len };
         }
         NextSend::NewData
+    }
+
+    fn on_transmit(&mut self, seq: &SeqView, _start: u64, len: u64, retransmission: bool) {
+        if !retransmission && self.limited_transmit_allowance() > 0 {
+            // The part of this new segment beyond cwnd was sent by Limited Transmit.
+            let beyond = (seq.flight() + len).saturating_sub(self.cwnd);
+            self.limited_bytes += beyond.min(len);
+        }
     }
 
     fn pipe(&self, seq: &SeqView) -> u64 {
@@ -135,7 +175,7 @@ impl LossRecovery for NewRenoRecovery {
         if self.in_recovery {
             self.recovery_window
         } else {
-            cwnd
+            cwnd + self.limited_transmit_allowance()
         }
     }
 
