@@ -14,6 +14,7 @@
 //! [`Endpoint`]s: they build whole packets' headers and sizes.
 
 pub mod cc;
+pub mod probe;
 mod receiver;
 pub mod recovery;
 mod rtt;
@@ -65,6 +66,9 @@ pub struct TcpConfig {
     /// Limited Transmit (RFC 3042; an RFC 5681 §3.2 SHOULD): one new segment on each of
     /// the first two duplicate ACKs.
     pub limited_transmit: bool,
+    /// The retransmission timer (RFC 6298). Off, lost tails are recovered by tail-loss
+    /// probes instead ([`probe`]).
+    pub rto_enabled: bool,
 }
 
 impl Default for TcpConfig {
@@ -85,6 +89,7 @@ impl Default for TcpConfig {
             sack: false,
             hystart: false,
             limited_transmit: true,
+            rto_enabled: true,
         }
     }
 }

@@ -10,6 +10,7 @@
 use std::collections::VecDeque;
 
 use super::cc::{AckSample, AnyCc, CongestionControl};
+use super::probe::{ProbeAction, TailProbe};
 use super::recovery::{AckOutcome, AckView, AnyRecovery, LossRecovery, NextSend, SeqView};
 use super::timer::{TcpTimer, TimerTable};
 use super::{RttEstimator, Segment, TcpConfig};
@@ -29,6 +30,8 @@ pub struct SenderStats {
     pub bytes_acked: u64,
     /// All data segments handed out by `poll_transmit`.
     pub segments_sent: u64,
+    /// Tail-loss probes sent (retransmission timer off only).
+    pub loss_probes: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -56,7 +59,14 @@ pub struct TcpSender {
     /// controllers that want an RTT sample on most ACKs (HyStart++); `None` otherwise.
     segment_times: Option<VecDeque<(u64, SimTime)>>,
     rtt: RttEstimator,
+    /// RTO before the first sample and its cap: the probe timeout's bounds.
+    initial_rto: SimDur,
+    max_rto: SimDur,
     stats: SenderStats,
+    /// Tail-loss probing when the retransmission timer is off (`None`: RTO on).
+    tail_probe: Option<TailProbe>,
+    /// A probe decided at a probe-timer expiry, sent on the next poll.
+    probe_send: Option<ProbeAction>,
 }
 
 impl TcpSender {
@@ -76,7 +86,11 @@ impl TcpSender {
             timing: None,
             segment_times: cfg.hystart.then(VecDeque::new),
             rtt: RttEstimator::new(cfg),
+            initial_rto: cfg.initial_rto,
+            max_rto: cfg.max_rto,
             stats: SenderStats::default(),
+            tail_probe: (!cfg.rto_enabled).then(TailProbe::default),
+            probe_send: None,
         }
     }
 
@@ -145,6 +159,11 @@ impl TcpSender {
         let view = AckView { ack: a, newly_acked: acked, duplicate: false, sack_blocks: &[] };
         let seq = self.seq_view();
         let out = self.recovery.on_ack(now, &view, &seq, &mut self.cc);
+        if self.tail_probe.as_mut().is_some_and(|tp| tp.on_new_ack(a)) && !self.recovery.in_recovery() {
+            // RFC 8985 §7.4: the probe may have repaired a loss; respond as to one.
+            self.cc.on_congestion_event(now, seq.flight());
+            self.cc.on_recovery_exit(now, self.cc.ssthresh());
+        }
         if out.grow_window {
             let sample = AckSample {
                 bytes_acked: acked,
@@ -158,7 +177,7 @@ impl TcpSender {
         }
         if self.snd_una == self.snd_max {
             // RFC 6298 (5.2)
-            self.timers.stop(TcpTimer::Rto);
+            self.timers.stop(self.retx_timer());
             self.timers.stop(TcpTimer::Persist);
         } else {
             self.after_ack(now, out);
@@ -168,6 +187,9 @@ impl TcpSender {
     fn after_ack(&mut self, now: SimTime, out: AckOutcome) {
         if out.entered_recovery {
             self.stats.fast_retransmits += 1;
+            if let Some(tp) = self.tail_probe.as_mut() {
+                tp.forget_episode(); // fast recovery responds to this loss
+            }
         }
         if out.restart_rto {
             self.arm_rto(now); // RFC 6298 (5.3)
@@ -176,8 +198,10 @@ impl TcpSender {
 
     /// Call when `now >= poll_timeout()`; early or spurious calls are ignored.
     pub fn handle_timeout(&mut self, now: SimTime) {
-        if self.timers.expired(now).is_none() {
-            return;
+        match self.timers.expired(now) {
+            None => return,
+            Some(TcpTimer::Probe) => return self.on_probe_timeout(now),
+            Some(_) => {}
         }
         self.timers.stop(TcpTimer::Rto);
         self.timers.stop(TcpTimer::Persist);
@@ -211,8 +235,31 @@ impl TcpSender {
         self.arm_rto(now);
     }
 
+    /// The probe timer of the RTO-off mode expired (see [`super::probe`]).
+    fn on_probe_timeout(&mut self, now: SimTime) {
+        self.timers.stop(TcpTimer::Probe);
+        if self.snd_nxt == self.snd_una {
+            return; // nothing outstanding: the persist timer covers a closed window
+        }
+        let len = (self.supplied - self.snd_nxt).min(self.mss);
+        let new_data_fits = len > 0 && self.snd_nxt == self.snd_max && self.snd_nxt + len <= self.snd_una + self.rwnd;
+        let in_recovery = self.recovery.in_recovery();
+        let tp = self.tail_probe.as_mut().expect("probe timer only runs with the RTO off");
+        self.probe_send = Some(tp.on_expiry(in_recovery, new_data_fits, self.snd_una, self.snd_max, self.mss));
+        self.stats.loss_probes += 1;
+        self.arm_rto(now); // backed off by the unanswered probe
+    }
+
     /// The next data segment to send, if the windows allow one. Call until `None`.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        match self.probe_send.take() {
+            Some(ProbeAction::Retransmit { seq, len }) => return Some(self.emit(now, seq, len)),
+            Some(ProbeAction::NewData) if self.supplied > self.snd_nxt => {
+                let len = (self.supplied - self.snd_nxt).min(self.mss);
+                return Some(self.send_next(now, len));
+            }
+            _ => {}
+        }
         let seq = self.seq_view();
         let avail = self.supplied - self.snd_nxt;
         match self.recovery.next_send(&seq, self.cc.cwnd(), avail > 0) {
@@ -239,7 +286,7 @@ impl TcpSender {
         // cwnd >= SMSS always, so with nothing in flight only the receiver window can
         // block us: arm the persist timer (reusing the RTO) so we cannot deadlock.
         if self.snd_nxt == self.snd_una
-            && !self.timers.is_armed(TcpTimer::Rto)
+            && !self.timers.is_armed(self.retx_timer())
             && !self.timers.is_armed(TcpTimer::Persist)
         {
             self.timers.set(TcpTimer::Persist, now + self.rtt.rto());
@@ -273,7 +320,7 @@ impl TcpSender {
         }
         // RFC 6298 (5.1). A pending persist deadline is replaced: it was armed for an
         // empty pipe and would otherwise fire early as a spurious RTO.
-        if !self.timers.is_armed(TcpTimer::Rto) {
+        if !self.timers.is_armed(self.retx_timer()) {
             self.arm_rto(now);
         }
         self.snd_max = self.snd_max.max(seq + len);
@@ -281,9 +328,25 @@ impl TcpSender {
         Segment { seq, payload_bytes: len as u32, retransmission }
     }
 
+    /// Arms the retransmission timer, or with the RTO off the probe timer in its place.
     fn arm_rto(&mut self, now: SimTime) {
-        self.timers.set(TcpTimer::Rto, now + self.rtt.rto());
+        match &self.tail_probe {
+            None => self.timers.set(TcpTimer::Rto, now + self.rtt.rto()),
+            Some(tp) => {
+                let pto = tp.pto(self.rtt.srtt(), self.initial_rto, self.max_rto, self.bytes_in_flight(), self.mss);
+                self.timers.set(TcpTimer::Probe, now + pto);
+            }
+        }
         self.timers.stop(TcpTimer::Persist);
+    }
+
+    /// The timer that guards outstanding data: the RTO, or the probe timer without it.
+    fn retx_timer(&self) -> TcpTimer {
+        if self.tail_probe.is_some() {
+            TcpTimer::Probe
+        } else {
+            TcpTimer::Rto
+        }
     }
 
     fn seq_view(&self) -> SeqView {
