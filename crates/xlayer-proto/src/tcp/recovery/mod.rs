@@ -14,11 +14,14 @@
 //! and recovery over ([`on_recovery_exit`](super::cc::CongestionControl::on_recovery_exit)).
 
 mod newreno;
+mod sack;
 
 pub use newreno::NewRenoRecovery;
+pub use sack::{SackRecovery, Scoreboard};
 
 use super::cc::AnyCc;
 use super::TcpConfig;
+use crate::packet::SackBlock;
 use crate::time::SimTime;
 
 /// The sender's sequence space when an ACK is processed or a segment is chosen:
@@ -55,7 +58,7 @@ pub struct AckView<'a> {
     pub duplicate: bool,
     /// SACK blocks `[start, end)` carried by the ACK (RFC 2018), in the order received;
     /// empty without SACK.
-    pub sack_blocks: &'a [(u64, u64)],
+    pub sack_blocks: &'a [SackBlock],
 }
 
 /// What the sender must do after recovery processed an ACK.
@@ -120,11 +123,17 @@ pub trait LossRecovery: std::fmt::Debug + Send + Sync {
 #[derive(Clone, Debug)]
 pub enum AnyRecovery {
     NewReno(NewRenoRecovery),
+    /// RFC 6675, selected by `TcpConfig::sack`.
+    Sack(Box<SackRecovery>),
 }
 
 impl AnyRecovery {
     pub fn new(cfg: &TcpConfig) -> Self {
-        AnyRecovery::NewReno(NewRenoRecovery::new(cfg))
+        if cfg.sack {
+            AnyRecovery::Sack(Box::new(SackRecovery::new(cfg)))
+        } else {
+            AnyRecovery::NewReno(NewRenoRecovery::new(cfg))
+        }
     }
 }
 
@@ -133,6 +142,7 @@ macro_rules! each_recovery {
     ($self:expr, $r:ident => $call:expr) => {
         match $self {
             AnyRecovery::NewReno($r) => $call,
+            AnyRecovery::Sack($r) => $call,
         }
     };
 }
