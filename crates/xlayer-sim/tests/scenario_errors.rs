@@ -125,3 +125,20 @@ fn fading_generators_are_bounded_before_anything_is_allocated() {
         assert!(e.path.ends_with("fading.generators"), "{e}");
     }
 }
+
+/// Defect 9: validation used to pass a flow whose ends are not connected (only the build
+/// searched routes). Validation and the build now share one path check.
+#[test]
+fn validation_finds_flows_without_a_path() {
+    let islands = GOOD.replace("[[flow]]", "[[node]]\nname = \"c\"\n[[flow]]").replace("dst = \"b\"", "dst = \"c\"");
+    let e = Scenario::from_toml(&islands).expect_err("no path from a to c");
+    assert_eq!(e.path, "flow[0].dst", "{e}");
+    assert_eq!(e.message, "no path from `a` to `c`");
+    // Build runs the same check, so it refuses the same scenario with the same error.
+    let mut s = Scenario::from_toml(GOOD).unwrap();
+    s.nodes.push(s.nodes[1].clone());
+    s.nodes[2].name = "c".into();
+    s.flows[0].dst = "c".into();
+    assert_eq!(s.validate().err(), Some(e.clone()));
+    assert_eq!(xlayer_sim::build(&s, 1, 0, None).err(), Some(e));
+}

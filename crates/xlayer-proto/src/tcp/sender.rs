@@ -14,7 +14,7 @@ use super::probe::{ProbeAction, TailProbe};
 use super::recovery::{AckOutcome, AckView, AnyRecovery, LossRecovery, NextSend, SeqView};
 use super::timer::{TcpTimer, TimerTable};
 use super::{RttEstimator, Segment, TcpConfig};
-use crate::packet::TcpHeader;
+use crate::packet::{SackBlock, TcpHeader};
 use crate::time::{SimDur, SimTime};
 
 /// Counters a driver may report per flow.
@@ -116,18 +116,18 @@ impl TcpSender {
         // FlightSize: that only stalls new data (protocol-notes §1.5), it is not loss.
         self.rwnd = u64::from(ack.window_bytes);
         if a > self.snd_una {
-            self.on_new_ack(now, a);
+            self.on_new_ack(now, a, ack.sack());
         } else if self.snd_max > self.snd_una && ack.payload_bytes == 0 {
             // RFC 5681 §2 duplicate ACK, ignoring "window unchanged" (protocol-notes
             // §1.3 item 1): receive-window agents change the window on every ACK.
-            let view = AckView { ack: a, newly_acked: 0, duplicate: true, sack_blocks: &[] };
+            let view = AckView { ack: a, newly_acked: 0, duplicate: true, sack_blocks: ack.sack() };
             let seq = self.seq_view();
             let out = self.recovery.on_ack(now, &view, &seq, &mut self.cc);
             self.after_ack(now, out);
         }
     }
 
-    fn on_new_ack(&mut self, now: SimTime, a: u64) {
+    fn on_new_ack(&mut self, now: SimTime, a: u64, sack_blocks: &[SackBlock]) {
         let acked = a - self.snd_una;
         self.stats.bytes_acked += acked;
         // Not cwnd-limited: the flight before this ACK left room for another segment.
@@ -156,7 +156,7 @@ impl TcpSender {
         self.snd_una = a;
         // After go-back-N the receiver may already hold bytes we were about to resend.
         self.snd_nxt = self.snd_nxt.max(a);
-        let view = AckView { ack: a, newly_acked: acked, duplicate: false, sack_blocks: &[] };
+        let view = AckView { ack: a, newly_acked: acked, duplicate: false, sack_blocks };
         let seq = self.seq_view();
         let out = self.recovery.on_ack(now, &view, &seq, &mut self.cc);
         if self.tail_probe.as_mut().is_some_and(|tp| tp.on_new_ack(a)) && !self.recovery.in_recovery() {

@@ -3,13 +3,14 @@
 
 use super::registry::{self, FlowPlace};
 use super::schema::*;
+use super::topology;
 use super::units::QueueLimit;
 use super::ScenarioError;
 use crate::channel::loss::{LossModel, LossProcess};
 use crate::engine::{stream, EventQueue, Fingerprint};
 use crate::link::trace::TraceLink;
 use crate::link::{AnyLink, DropCause, LinkContext, WiredDir};
-use crate::net::{Edge, Group, Groups, LinkRt, NodeRt, Routes};
+use crate::net::{Group, Groups, LinkRt, NodeRt};
 use crate::stats::{Conservation, Series};
 use crate::trace::pcap::PcapWriter;
 use crate::world::{Event, World};
@@ -26,11 +27,10 @@ const RADIO_TAG: u64 = 8;
 /// `output.pcap_links` (all links if the list is empty) are captured to
 /// `<pcap_dir>/<link>.pcap`.
 pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Result<World, ScenarioError> {
-    s.validate()?;
+    let routes = s.checked()?;
     let nodes = s.node_index();
     let index = |name: &str| nodes[name];
-    let mut links = Vec::with_capacity(2 * s.links.len() + s.radios.len());
-    let mut edges = Vec::with_capacity(links.capacity());
+    let mut links = Vec::with_capacity(topology::hop_count(s));
     let mut wired = 0;
     let mut captures = Vec::new();
     for (i, l) in s.links.iter().enumerate() {
@@ -68,7 +68,6 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
                     AnyLink::Wired(d)
                 }
             };
-            edges.push(Edge { from: index(from), to: index(to), hop: links.len() as u32 });
             let mut rt = link_rt(&name, direction, model, WIRED_TAG, wired);
             rt.capture = capture;
             links.push(rt);
@@ -79,11 +78,10 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     for (i, r) in s.radios.iter().enumerate() {
         let from = index(&r.from);
         let receivers: Vec<u32> = r.to.iter().map(|n| index(n)).collect();
-        for (&rx, rx_name) in receivers.iter().zip(&r.to) {
+        for rx_name in &r.to {
             let direction = format!("{}->{}", rx_name, r.from);
             let limit = r.uplink_queue.unwrap_or(QueueLimit::Packets(1000));
             let up = WiredDir::new(from, r.uplink_rate.0, r.uplink_delay.0, limit);
-            edges.push(Edge { from: rx, to: from, hop: links.len() as u32 });
             links.push(link_rt(&r.name, direction, AnyLink::Wired(up), WIRED_TAG, wired));
             wired += 1;
         }
@@ -91,14 +89,11 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         let ctx = LinkContext { index: i, receivers: &receivers, stream: &stream };
         let mut rt = link_rt(&r.name, "downlink".into(), registry::radio_link(&r.model, &ctx), RADIO_TAG, i as u32);
         rt.entity = r.name.clone();
-        radio_links.push((rt, from, receivers));
+        radio_links.push(rt);
     }
-    for (rt, from, receivers) in radio_links {
-        let hop = links.len() as u32;
-        edges.extend(receivers.iter().map(|&to| Edge { from, to, hop }));
-        links.push(rt);
-    }
-    let routes = Routes::build(s.nodes.len(), &edges);
+    links.extend(radio_links);
+    // The hops `topology::edges` numbered, in the same order.
+    assert_eq!(links.len(), topology::hop_count(s), "link directions follow topology::edges");
 
     let end = SimTime::ZERO + s.simulation.duration.0;
     let mut queue = EventQueue::default();
@@ -143,8 +138,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         outbox: Vec::new(),
     };
     for (i, f) in s.flows.iter().enumerate() {
-        let place = place(s, &nodes, i, f, &world.routes)?;
-        world.add_flow(registry::flow_setup(f, i, place));
+        world.add_flow(registry::flow_setup(f, i, place(s, &nodes, f)));
     }
     if series_interval.is_some() {
         world.queue.push(SimTime::ZERO, Event::Sample);
@@ -152,41 +146,17 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     Ok(world)
 }
 
-/// Resolve a flow's ends and check that packets can get there and back.
-fn place(
-    s: &Scenario,
-    nodes: &HashMap<&str, u32>,
-    i: usize,
-    f: &FlowSpec,
-    routes: &Routes,
-) -> Result<FlowPlace, ScenarioError> {
+/// Resolve a flow's ends (validation has checked that packets get there and back).
+fn place(s: &Scenario, nodes: &HashMap<&str, u32>, f: &FlowSpec) -> FlowPlace {
     let index = |name: &str| nodes[name];
-    let src = index(&f.src);
-    let (dst, receivers) = match s.group(&f.dst) {
-        Some(g) => (Addr::group(g as u32), s.groups[g].members.iter().map(|m| index(&m.node)).collect()),
-        None => (Addr(index(&f.dst)), vec![index(&f.dst)]),
+    let dst = match s.group(&f.dst) {
+        Some(g) => Addr::group(g as u32),
+        None => Addr(index(&f.dst)),
     };
-    for (&r, name) in receivers.iter().zip(receiver_names(s, f)) {
-        if routes.hop(src, r).is_none() {
-            return Err(ScenarioError::at(format!("flow[{i}].dst"), format!("no path from `{}` to `{name}`", f.src)));
-        }
-        if routes.hop(r, src).is_none() {
-            return Err(ScenarioError::at(
-                format!("flow[{i}].src"),
-                format!("no path back from `{name}` to `{}`", f.src),
-            ));
-        }
-    }
+    let receivers = topology::receiver_names(s, f).into_iter().map(index).collect();
     let start = SimTime::ZERO + f.start.map_or(SimDur::ZERO, |d| d.0);
     let stop = f.stop.map_or(SimTime::MAX, |d| SimTime::ZERO + d.0);
-    Ok(FlowPlace { src, dst, receivers, start, stop })
-}
-
-fn receiver_names<'a>(s: &'a Scenario, f: &'a FlowSpec) -> Vec<&'a str> {
-    match s.group(&f.dst) {
-        Some(g) => s.groups[g].members.iter().map(|m| m.node.as_str()).collect(),
-        None => vec![f.dst.as_str()],
-    }
+    FlowPlace { src: index(&f.src), dst, receivers, start, stop }
 }
 
 fn link_rt(link: &str, direction: String, model: AnyLink, tag: u64, component: u32) -> LinkRt {

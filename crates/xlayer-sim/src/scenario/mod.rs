@@ -5,6 +5,7 @@ mod builder;
 pub mod radio;
 mod registry;
 mod schema;
+mod topology;
 pub mod units;
 mod validate;
 

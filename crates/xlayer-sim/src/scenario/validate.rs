@@ -4,6 +4,8 @@
 use super::schema::*;
 use super::units::QueueLimit;
 use super::ScenarioError;
+use super::topology;
+use crate::net::Routes;
 use std::collections::{BTreeSet, HashMap};
 use xlayer_proto::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 
@@ -61,7 +63,23 @@ impl FlowSpec {
 }
 
 impl Scenario {
+    /// Every check the build relies on: passing means `build` starts (short of I/O
+    /// errors writing captures).
     pub fn validate(&self) -> R {
+        self.checked().map(|_| ())
+    }
+
+    /// `validate`, returning the routes so that the build does not search them again.
+    pub(crate) fn checked(&self) -> Result<Routes, ScenarioError> {
+        self.validate_fields()?;
+        let nodes = self.node_index();
+        let routes = topology::routes(self, &nodes);
+        topology::check_paths(self, &nodes, &routes)?;
+        Ok(routes)
+    }
+
+    /// Names resolve and values are in range.
+    fn validate_fields(&self) -> R {
         if self.simulation.duration.0 .0 == 0 {
             return Err(ScenarioError::at("simulation.duration", "must be greater than 0s"));
         }
