@@ -144,6 +144,30 @@ fn rescue_retransmission_repairs_a_tail_loss_without_timeout() {
 }
 
 #[test]
+fn limited_transmit_sends_one_new_segment_per_sacked_segment_before_recovery() {
+    for lt in [true, false] {
+        let cfg = TcpConfig { limited_transmit: lt, ..cfg(true, false) };
+        let p = run(&cfg, 100_000, &[30_000]);
+        let first_dupack = p
+            .trace()
+            .iter()
+            .find(|e| e.dir == Dir::Reverse && e.what == Traced::Delivered && !tcp(e).sack().is_empty())
+            .unwrap()
+            .at;
+        let rtx = retransmitted_at(&p, 30_000)[0];
+        let sent_between = p
+            .trace()
+            .iter()
+            .filter(|e| e.dir == Dir::Forward && e.what == Traced::Sent && e.at >= first_dupack && e.at < rtx)
+            .count();
+        // RFC 6675 §5 step (3): each of the first two duplicate ACKs SACKs a segment, which
+        // leaves pipe and lets one new segment out.
+        assert_eq!(sent_between, if lt { 2 } else { 0 }, "limited_transmit={lt}");
+        assert_eq!(p.a.sender().stats().retransmissions, 1);
+    }
+}
+
+#[test]
 fn sack_off_sends_no_option_and_sack_on_sizes_acks_by_it() {
     for sack in [false, true] {
         let p = run(&cfg(sack, false), 60_000, &[20_000]);

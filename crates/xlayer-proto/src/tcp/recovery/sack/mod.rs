@@ -3,11 +3,11 @@
 //! per episode, and while `cwnd − pipe ≥ 1 SMSS` NextSeg() chooses a lost segment (rule 1),
 //! new data (rule 2), an unSACKed hole (rule 3) or one rescue retransmission (rule 4).
 //!
-//! Choices the RFC leaves open: Limited Transmit (§5 step 3, a MAY) is not used, so the
-//! comparison with NewReno (which does not use it either) isolates SACK; after a timeout
-//! the SACKed bits are cleared (RFC 2018 §8) and the sender's go-back-N resends; the
-//! retransmission timer restarts on entry (as NewReno's ns-2 `reset_rtx_timer`) and on
-//! every cumulative ACK (RFC 6298 (5.3)).
+//! Choices the RFC leaves open: Limited Transmit (§5 step 3) follows
+//! `TcpConfig::limited_transmit`, as NewReno's does, governed by pipe rather than by
+//! counting duplicate ACKs; after a timeout the SACKed bits are cleared (RFC 2018 §8) and
+//! the sender's go-back-N resends; the retransmission timer restarts on entry (as
+//! NewReno's ns-2 `reset_rtx_timer`) and on every cumulative ACK (RFC 6298 (5.3)).
 
 mod scoreboard;
 
@@ -38,6 +38,10 @@ pub struct SackRecovery {
     entry_rtx_pending: bool,
     /// The retransmission being sent is the entry one (4.3) or a rescue (rule 4).
     sending: Sending,
+    limited_transmit: bool,
+    /// Bytes Limited Transmit sent since the last cumulative ACK (left out of FlightSize
+    /// in (4.2), RFC 5681 §3.2 step 2).
+    limited_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +66,8 @@ impl SackRecovery {
             pipe: 0,
             entry_rtx_pending: false,
             sending: Sending::Normal,
+            limited_transmit: cfg.limited_transmit,
+            limited_bytes: 0,
         }
     }
 
@@ -73,7 +79,9 @@ impl SackRecovery {
     fn enter(&mut self, now: SimTime, seq: &SeqView, cc: &mut AnyCc) {
         self.in_recovery = true;
         self.recovery_point = Some(seq.snd_max - 1); // (4.1) RecoveryPoint = HighData
-        cc.on_congestion_event(now, seq.flight()); // (4.2) ssthresh = cwnd = FlightSize/2
+                                                     // (4.2) ssthresh = cwnd = FlightSize/2, Limited Transmit's segments excluded.
+        cc.on_congestion_event(now, seq.flight() - self.limited_bytes.min(seq.flight()));
+        self.limited_bytes = 0;
         self.entry_rtx_pending = true; // (4.3), HighRxt and RescueRxt set when sent
         self.high_rxt = seq.snd_una; // step (3.1): HighRxt = HighACK
         self.rescue_rxt = None;
@@ -96,6 +104,14 @@ impl SackRecovery {
     }
 }
 
+impl SackRecovery {
+    /// Between the first duplicate ACK and recovery, with Limited Transmit on, and only
+    /// while what goes next is previously unsent data (not a go-back-N resend).
+    fn limiting(&self, seq: &SeqView) -> bool {
+        self.limited_transmit && self.dupacks > 0 && !self.in_recovery && seq.snd_nxt == seq.snd_max
+    }
+}
+
 impl LossRecovery for SackRecovery {
     fn on_ack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
         self.board.on_cumulative_ack(seq.snd_una);
@@ -103,6 +119,7 @@ impl LossRecovery for SackRecovery {
         let newly_sacked = self.board.update(ack.sack_blocks);
         if ack.newly_acked > 0 {
             self.dupacks = 0; // §5: a cumulative ACK resets DupAcks.
+            self.limited_bytes = 0;
         }
         if self.in_recovery {
             return self.on_ack_in_recovery(now, ack, cc);
@@ -174,6 +191,9 @@ impl LossRecovery for SackRecovery {
         self.board.on_send(start, start + len);
         let sending = std::mem::replace(&mut self.sending, Sending::Normal);
         if !self.in_recovery {
+            if self.limiting(seq) && !retransmission {
+                self.limited_bytes += len;
+            }
             return;
         }
         self.pipe += len; // (C.4)
@@ -197,6 +217,10 @@ impl LossRecovery for SackRecovery {
     fn pipe(&self, seq: &SeqView) -> u64 {
         if self.in_recovery {
             self.pipe
+        } else if self.limiting(seq) {
+            // §5 step (3): (3.1) HighRxt = HighACK, (3.2) SetPipe(); (3.3) the sender
+            // then sends new data while cwnd − pipe >= 1 SMSS.
+            self.board.pipe(seq.snd_una)
         } else {
             seq.flight() // RFC 5681 FlightSize outside recovery
         }
