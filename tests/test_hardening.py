@@ -212,8 +212,9 @@ def test_unwritable_out_parent(run_cli, work: Path) -> None:
 
 
 def _disconnected() -> dict[str, Any]:
-    """Valid field by field, but flow f1 has no path: found when the world is built, so
-    in a sweep it is raised inside the worker."""
+    """Valid field by field, but flow f1 has no path: validation finds it (with the build's
+    own check), so a sweep refuses it before any worker starts. Errors raised inside
+    workers are covered by test_run_guards.py (a run that stalls)."""
     doc = xlayer.scenarios.dumbbell(n_flows=2, duration="1s")
     doc["link"] = [link for link in doc["link"] if link["name"] != "r1-d1"]
     return doc
