@@ -4,7 +4,8 @@
 //! 100 ms time series on.
 //!
 //! Run: `cargo bench -p xlayer-sim --bench dumbbell` (add `-- quick` for 10 s runs,
-//! `-- once` for a single run of the one-flow, probes-off case, e.g. under a profiler).
+//! `-- once` for a single run of the one-flow, probes-off case, e.g. under a profiler;
+//! add `sack` to run the flows with SACK-based recovery, RFC 6675).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -13,7 +14,13 @@ use std::time::Instant;
 use xlayer_sim::Scenario;
 
 fn measure(flows: usize, output: &str, duration: &str, repeats: usize) -> (f64, u64, u64) {
-    let s = Scenario::from_toml(&common::dumbbell(flows, "10Mbps", "25ms", "100pkt", duration, output)).unwrap();
+    let mut toml = common::dumbbell(flows, "10Mbps", "25ms", "100pkt", duration, output);
+    if std::env::args().any(|a| a == "sack") {
+        let bulk = "app = { kind = \"bulk\" }\n";
+        toml = toml.replace(bulk, &format!("{bulk}tcp = {{ sack = true }}\n"));
+        assert!(toml.contains("sack = true"), "the dumbbell's flows changed shape");
+    }
+    let s = Scenario::from_toml(&toml).unwrap();
     let mut best = f64::INFINITY;
     let (mut events, mut delivered) = (0, 0);
     for _ in 0..repeats {

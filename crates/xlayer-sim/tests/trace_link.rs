@@ -7,7 +7,7 @@ use std::sync::Arc;
 use xlayer_proto::{Addr, FlowId, Packet};
 use xlayer_sim::channel::loss::{LossModel, LossProcess};
 use xlayer_sim::engine::stream;
-use xlayer_sim::link::model::{LinkModel, LinkOutput, NextHop};
+use xlayer_sim::link::model::{LinkModel, LinkOutput, NextHop, Woken};
 use xlayer_sim::link::trace::{Trace, TraceLink};
 use xlayer_sim::scenario::units::QueueLimit;
 use xlayer_sim::{SimDur, SimTime};
@@ -132,7 +132,7 @@ fn every_packet_is_delivered_dropped_or_held() {
     while next_send < end {
         let wake = l.poll_timeout().filter(|&t| t <= next_send);
         match wake {
-            Some(t) => l.handle_timeout(t),
+            Some(t) => assert!(matches!(l.handle_timeout(t), Woken::Drain), "trace links land through poll_output"),
             None => {
                 l.enqueue(next_send, pkt(tally.enqueued, 1500), NextHop::One(1));
                 tally.enqueued += 1;

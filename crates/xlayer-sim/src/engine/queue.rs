@@ -46,6 +46,7 @@ impl<E> EventQueue<E> {
     }
 
     /// The earliest event if it is due at or before `limit`.
+    #[inline(always)]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
         let first = self.heap.first()?;
         if (first.key >> 64) as u64 > limit.0 {

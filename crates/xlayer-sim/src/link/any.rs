@@ -1,7 +1,7 @@
 //! Static dispatch over the link models: the hot path (wired directions) is a direct
 //! call the compiler can inline; models outside this crate come in boxed.
 
-use super::model::{LinkMetrics, LinkModel, LinkOutput, NextHop};
+use super::model::{Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use super::trace::TraceLink;
 use super::WiredDir;
 use crate::radio::downlink::SharedDownlink;
@@ -33,11 +33,11 @@ macro_rules! each {
 
 impl LinkModel for AnyLink {
     #[inline]
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
         each!(self, l => l.enqueue(now, pkt, to))
     }
     #[inline]
-    fn handle_timeout(&mut self, now: SimTime) {
+    fn handle_timeout(&mut self, now: SimTime) -> Woken {
         each!(self, l => l.handle_timeout(now))
     }
     #[inline]

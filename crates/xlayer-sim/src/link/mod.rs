@@ -7,7 +7,7 @@ pub mod trace;
 mod wired;
 
 pub use any::AnyLink;
-pub use model::{LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop};
+pub use model::{Enqueued, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 pub use wired::WiredDir;
 
 /// Why a packet left the network without being delivered.

@@ -3,15 +3,19 @@
 //! packets and wake-ups, and polls for what came out of the far end.
 //!
 //! Call order, as the world drives it:
-//! - `enqueue(now, pkt, to)` hands a packet over together with the node(s) it is for;
-//!   the world then drains `poll_output` and re-reads `poll_timeout`. `enqueue` may
-//!   report drops but never deliveries: a delivery would reach an endpoint while the
-//!   endpoint that sent this packet is still handing over the rest of its batch, and
-//!   its reply could overtake that batch. Deliveries come out of `handle_timeout`.
+//! - `enqueue(now, pkt, to)` hands a packet over together with the node(s) it is for.
+//!   It answers [`Enqueued::Drain`] (the world drains `poll_output`, then re-reads
+//!   `poll_timeout`: always correct) or [`Enqueued::Quiet`] (nothing to drain, and at most
+//!   one new, earlier deadline to arm), which spares a FIFO link two calls per packet.
+//!   `enqueue` may report drops but never deliveries: a delivery would reach an endpoint
+//!   while the endpoint that sent this packet is still handing over the rest of its
+//!   batch, and its reply could overtake that batch. Deliveries come out of wake-ups.
 //! - When `now` reaches the deadline from `poll_timeout`, the world calls
-//!   `handle_timeout(now)`, re-reads `poll_timeout` (so a model that lands one packet
-//!   per wake-up has its next wake-up queued before that packet travels on), then
-//!   drains `poll_output`. A wake-up earlier than the deadline is harmless.
+//!   `handle_timeout(now)`. On [`Woken::Drain`] it re-reads `poll_timeout` (so a model
+//!   that lands one packet per wake-up has its next wake-up queued before that packet
+//!   travels on), then drains `poll_output`. [`Woken::One`] is the same sequence in one
+//!   call, for a model that lands exactly one packet: its next deadline is queued first,
+//!   then the packet travels on. A wake-up earlier than the deadline is harmless.
 //! - Equal instants: everything the model emits at one instant comes out in the order
 //!   the model pushed it; the world never reorders outputs.
 //!
@@ -65,6 +69,26 @@ pub enum LinkOutput {
     Dropped { pkt: Packet, cause: DropCause },
 }
 
+/// What `enqueue` asks of the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Nothing to drain; the model's deadline is unchanged, or (`Some`) now at most
+    /// `wake`.
+    Quiet { wake: Option<SimTime> },
+    /// Drain `poll_output`, then re-read `poll_timeout`.
+    Drain,
+}
+
+/// What a wake-up produced.
+#[derive(Debug)]
+pub enum Woken {
+    /// Exactly one packet reached `node`, nothing else is waiting in `poll_output`, and
+    /// the model's next deadline is `next`.
+    One { pkt: Packet, node: u32, next: Option<SimTime> },
+    /// Re-read `poll_timeout`, then drain `poll_output`.
+    Drain,
+}
+
 /// Counters a link reports for the link table and the time series.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkMetrics {
@@ -83,10 +107,10 @@ pub struct LinkMetrics {
 
 pub trait LinkModel: Send + Sync {
     /// A packet for `to`. The model may drop it at once (reporting it through
-    /// `poll_output`).
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>);
+    /// `poll_output` and answering `Drain`).
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued;
     /// Called at (or after) the deadline from `poll_timeout`; harmless if early.
-    fn handle_timeout(&mut self, now: SimTime);
+    fn handle_timeout(&mut self, now: SimTime) -> Woken;
     fn poll_timeout(&self) -> Option<SimTime>;
     /// Deliveries and drops, oldest first. The world drains this after every call.
     fn poll_output(&mut self) -> Option<LinkOutput>;

@@ -42,7 +42,7 @@
 //! the link asks for no wake-ups; when a packet arrives at an idle link, the next
 //! opportunity is found by binary search over the trace (accounting for laps).
 
-use super::model::{LinkMetrics, LinkModel, LinkOutput, NextHop};
+use super::model::{Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use super::DropCause;
 use crate::channel::loss::LossProcess;
 use crate::scenario::units::QueueLimit;
@@ -382,15 +382,17 @@ impl LinkModel for TraceLink {
     /// Burns the opportunities up to `now` first (Mahimahi `read_packet`), then applies
     /// drop-tail. `NextHop::Many` queues one copy per node; each copy uses capacity.
     /// Arrivals due now wait for `handle_timeout`: `enqueue` reports drops only.
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
         self.advance(now, false);
         let queued = self.queue.len();
         to.each_copy(pkt, |pkt, node| self.accept(now, pkt, node));
         self.accepted_last = self.queue.len() > queued;
+        Enqueued::Drain
     }
 
-    fn handle_timeout(&mut self, now: SimTime) {
+    fn handle_timeout(&mut self, now: SimTime) -> Woken {
         self.advance(now, true);
+        Woken::Drain
     }
 
     /// The next opportunity while anything is queued or in transit, or the next

@@ -7,9 +7,10 @@
 //! delivers in the order it accepts, accepted packets sit in one FIFO `pipe` and the
 //! event queue holds at most one arrival per link. The drop-tail decision counts the
 //! packets still waiting to start (`waiting`), as a real output queue would. Each wake-up
-//! lands exactly one packet, the head of the pipe.
+//! lands exactly one packet, the head of the pipe, and names the next arrival
+//! (`Woken::One`); an enqueue behind a packet already in the pipe asks for nothing.
 
-use super::model::{LinkMetrics, LinkModel, LinkOutput, NextHop};
+use super::model::{Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use super::DropCause;
 use crate::channel::loss::LossProcess;
 use crate::scenario::units::QueueLimit;
@@ -35,9 +36,6 @@ pub struct WiredDir {
     pub tx_bytes: u64,
     /// Drops, for `poll_output`.
     out: VecDeque<LinkOutput>,
-    /// The head of the pipe has landed and waits for `poll_output` (it stays in the pipe
-    /// so the hot path moves it once).
-    landed: bool,
     /// Where the packet the last `enqueue` put on the wire is, for captures.
     last_wire: LastWire,
 }
@@ -67,7 +65,6 @@ impl WiredDir {
             tx_packets: 0,
             tx_bytes: 0,
             out: VecDeque::new(),
-            landed: false,
             last_wire: LastWire::None,
         }
     }
@@ -128,24 +125,34 @@ impl WiredDir {
 }
 
 impl LinkModel for WiredDir {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, _to: NextHop<'_>) {
+    /// A packet behind others in the pipe changes nothing the world can see; one that
+    /// enters an empty pipe is the new earliest arrival; a drop must be drained.
+    #[inline]
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, _to: NextHop<'_>) -> Enqueued {
+        let was_empty = self.pipe.is_empty();
         self.last_wire = self.accept(now, pkt);
+        match self.last_wire {
+            LastWire::Pipe if was_empty => Enqueued::Quiet { wake: self.poll_timeout() },
+            LastWire::Pipe => Enqueued::Quiet { wake: None },
+            LastWire::None | LastWire::Lost => Enqueued::Drain,
+        }
     }
 
     /// Lands the head of the pipe if it is due: one packet per wake-up.
-    fn handle_timeout(&mut self, now: SimTime) {
-        self.landed |= self.pipe.front().is_some_and(|&(at, _)| at <= now);
+    fn handle_timeout(&mut self, now: SimTime) -> Woken {
+        if self.pipe.front().is_none_or(|&(at, _)| at > now) {
+            return Woken::Drain;
+        }
+        let (_, pkt) = self.pipe.pop_front().expect("the head is due");
+        Woken::One { pkt, node: self.to_node, next: self.poll_timeout() }
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.pipe.get(usize::from(self.landed)).map(|&(at, _)| at)
+        self.pipe.front().map(|&(at, _)| at)
     }
 
+    /// Drops only: arrivals leave through `handle_timeout`.
     fn poll_output(&mut self) -> Option<LinkOutput> {
-        if std::mem::take(&mut self.landed) {
-            let (_, pkt) = self.pipe.pop_front().expect("a landed packet is at the head");
-            return Some(LinkOutput::Delivered { pkt, node: self.to_node });
-        }
         self.out.pop_front()
     }
 
@@ -205,11 +212,13 @@ mod tests {
         let t0 = SimTime::ZERO;
         let to = NextHop::One(1);
         for uid in 0..3 {
-            l.enqueue(t0, pkt(uid, 1000), to);
+            // Only the first packet is a new earliest arrival.
+            let wake = (uid == 0).then_some(SimTime(11_000_000));
+            assert_eq!(l.enqueue(t0, pkt(uid, 1000), to), Enqueued::Quiet { wake });
             assert_eq!(l.last_on_wire().map(|p| p.uid), Some(uid));
         }
         assert_eq!(l.poll_timeout(), Some(SimTime(11_000_000)));
-        l.enqueue(t0, pkt(3, 1000), to);
+        assert_eq!(l.enqueue(t0, pkt(3, 1000), to), Enqueued::Drain);
         assert!(l.last_on_wire().is_none());
         assert!(matches!(l.poll_output(), Some(LinkOutput::Dropped { cause: DropCause::QueueOverflow, .. })));
         assert_eq!(l.metrics(t0).queue_packets, 2);
@@ -224,10 +233,14 @@ mod tests {
         // Closing at 2.5 ms: packets 2 (started at 2 ms) counts, packet 4 (3 ms) does not.
         l.close(SimTime(2_500_000));
         assert_eq!(l.tx_packets, 3);
-        // Wake-ups land one packet each, in order.
-        l.handle_timeout(ms(12));
-        assert!(matches!(l.poll_output(), Some(LinkOutput::Delivered { pkt, node: 1 }) if pkt.uid == 0));
+        // Wake-ups land one packet each, in order, and name the next arrival.
+        assert!(
+            matches!(l.handle_timeout(ms(12)), Woken::One { pkt, node: 1, next: Some(t) } if pkt.uid == 0 && t == ms(12))
+        );
+        assert!(
+            matches!(l.handle_timeout(ms(12)), Woken::One { pkt, next: Some(t), .. } if pkt.uid == 1 && t == ms(13))
+        );
         assert!(l.poll_output().is_none());
-        assert_eq!(l.poll_timeout(), Some(ms(12)));
+        assert!(matches!(l.handle_timeout(ms(12)), Woken::Drain), "packet 2 is not due before 13 ms");
     }
 }

@@ -9,7 +9,8 @@ mod routes;
 pub(crate) use groups::{Group, Groups};
 pub(crate) use routes::{Edge, Routes};
 
-use crate::link::{AnyLink, DropCause, LinkModel, LinkOutput, NextHop};
+use crate::engine::EventQueue;
+use crate::link::{AnyLink, DropCause, Enqueued, LinkModel, LinkOutput, NextHop, Woken};
 use crate::world::{Event, World};
 use xlayer_proto::{Dir, Packet, SimTime};
 
@@ -49,6 +50,7 @@ impl World {
         }
     }
 
+    #[inline]
     fn forward(&mut self, node: u32, pkt: Packet) {
         // Routes between endpoints are checked when the world is built.
         let hop = self.routes.next_hop(node, pkt.dst.0);
@@ -84,66 +86,72 @@ impl World {
     /// Hand a packet to a link, capture what it put on the wire, and take what came out.
     fn send_on(&mut self, link: u32, pkt: Packet, to: NextHop<'_>) {
         let l = &mut self.links[link as usize];
-        l.model.enqueue(self.now, pkt, to);
+        let enqueued = l.model.enqueue(self.now, pkt, to);
         if let Some(c) = l.capture {
             if let Some(Err(e)) = l.model.last_on_wire().map(|pkt| self.captures[c].write(self.now, pkt)) {
                 self.capture_error.get_or_insert(e);
             }
         }
-        if let Some(out) = l.model.poll_output() {
-            self.take_output(link, out, true);
-            self.drain_link(link, true);
+        match enqueued {
+            Enqueued::Quiet { wake } => arm(&mut self.queue, self.now, link, &mut l.wake, wake),
+            Enqueued::Drain => {
+                self.drain_link(link, true);
+                self.rearm_link(link);
+            }
         }
-        self.rearm_link(link);
     }
 
     /// A link's wake-up: its next wake-up is queued before what it lands travels on.
     /// (Draining cannot move it: only `handle_timeout` and `enqueue` change a model, and
     /// an `enqueue` re-arms by itself.)
     pub(crate) fn wake_link(&mut self, link: u32) {
+        let now = self.now;
         let l = &mut self.links[link as usize];
-        if l.wake == self.now {
+        if l.wake == now {
             l.wake = SimTime::MAX;
         }
-        l.model.handle_timeout(self.now);
-        self.rearm_link(link);
-        self.drain_link(link, false);
+        match l.model.handle_timeout(now) {
+            Woken::One { pkt, node, next } => {
+                arm(&mut self.queue, now, link, &mut l.wake, next);
+                l.bytes_since_sample += pkt.size_bytes as u64;
+                self.arrive_at(node, pkt);
+            }
+            Woken::Drain => {
+                self.rearm_link(link);
+                self.drain_link(link, false);
+            }
+        }
     }
 
     /// Take everything a link produced (after `enqueue`: drops only, by the contract).
     fn drain_link(&mut self, link: u32, after_enqueue: bool) {
         while let Some(out) = self.links[link as usize].model.poll_output() {
-            self.take_output(link, out, after_enqueue);
+            match out {
+                LinkOutput::Delivered { pkt, node } => {
+                    debug_assert!(!after_enqueue, "link `{}` delivered from enqueue", self.links[link as usize].entity);
+                    self.arrived(link, node, pkt);
+                }
+                LinkOutput::Dropped { pkt, cause } => {
+                    self.links[link as usize].drops[cause as usize] += 1;
+                    self.drop(pkt, cause);
+                }
+            }
         }
     }
 
-    fn take_output(&mut self, link: u32, out: LinkOutput, after_enqueue: bool) {
-        let l = &mut self.links[link as usize];
-        match out {
-            LinkOutput::Delivered { pkt, node } => {
-                debug_assert!(!after_enqueue, "link `{}` delivered from enqueue", l.entity);
-                l.bytes_since_sample += pkt.size_bytes as u64;
-                self.arrive_at(node, pkt);
-            }
-            LinkOutput::Dropped { pkt, cause } => {
-                l.drops[cause as usize] += 1;
-                self.drop(pkt, cause);
-            }
-        }
+    /// A packet came out of `link` at `node`.
+    fn arrived(&mut self, link: u32, node: u32, pkt: Packet) {
+        self.links[link as usize].bytes_since_sample += pkt.size_bytes as u64;
+        self.arrive_at(node, pkt);
     }
 
     /// Make sure the link will be woken at its next deadline.
     fn rearm_link(&mut self, link: u32) {
         let l = &mut self.links[link as usize];
-        if let Some(d) = l.model.poll_timeout() {
-            let d = d.max(self.now);
-            if d < l.wake {
-                l.wake = d;
-                self.queue.push(d, Event::LinkWake { link });
-            }
-        }
+        arm(&mut self.queue, self.now, link, &mut l.wake, l.model.poll_timeout());
     }
 
+    #[inline]
     fn arrive_at(&mut self, node: u32, pkt: Packet) {
         if pkt.dst.is_group() {
             return self.forward_group(node, pkt);
@@ -161,5 +169,16 @@ impl World {
             Dir::Forward => s.lost[cause as usize] += 1,
             Dir::Reverse => s.ack_lost += 1,
         }
+    }
+}
+
+/// Queue `link`'s wake-up at `deadline` unless one no later is pending (`pending`).
+#[inline]
+fn arm(queue: &mut EventQueue<Event>, now: SimTime, link: u32, pending: &mut SimTime, deadline: Option<SimTime>) {
+    let Some(d) = deadline else { return };
+    let d = d.max(now);
+    if d < *pending {
+        *pending = d;
+        queue.push(d, Event::LinkWake { link });
     }
 }

@@ -31,7 +31,7 @@ mod spec;
 
 pub use spec::{ClampApSpec, DownlinkSpec, FadingSpec};
 
-use crate::link::{DropCause, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop};
+use crate::link::{DropCause, Enqueued, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use crate::mac::pf::{self, PfUser};
 use crate::scenario::units::QueueLimit;
 use margin::Margin;
@@ -336,14 +336,16 @@ impl SharedDownlink {
 
 impl LinkModel for SharedDownlink {
     /// A group packet becomes one copy in each member's queue.
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
         self.run_slots(now);
         to.each_copy(pkt, |pkt, node| self.enqueue_one(now, pkt, node));
+        Enqueued::Drain
     }
 
-    fn handle_timeout(&mut self, now: SimTime) {
+    fn handle_timeout(&mut self, now: SimTime) -> Woken {
         self.run_slots(now);
         self.land(now);
+        Woken::Drain
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {

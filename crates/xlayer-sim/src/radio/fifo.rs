@@ -4,7 +4,7 @@
 //! of the `LinkModel` contract for radio hops. A group packet is sent once and reaches
 //! every listed receiver (a broadcast medium).
 
-use crate::link::{DropCause, LinkMetrics, LinkModel, LinkOutput, NextHop};
+use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
@@ -97,7 +97,7 @@ impl FifoRadio {
 }
 
 impl LinkModel for FifoRadio {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
         if self.busy_until < now {
             self.busy_until = now; // the line was idle
         }
@@ -106,7 +106,7 @@ impl LinkModel for FifoRadio {
                 self.out.push_back(LinkOutput::Dropped { pkt: pkt.clone(), cause: DropCause::QueueOverflow });
             }
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
-            return;
+            return Enqueued::Drain;
         }
         let to = match to {
             NextHop::One(node) => Receivers::One(node),
@@ -115,14 +115,16 @@ impl LinkModel for FifoRadio {
         self.queue_bytes += pkt.size_bytes as u64;
         self.queue.push_back((pkt, to));
         self.advance(now);
+        Enqueued::Drain
     }
 
-    fn handle_timeout(&mut self, now: SimTime) {
+    fn handle_timeout(&mut self, now: SimTime) -> Woken {
         if self.queue.is_empty() && self.busy_until < now {
             self.busy_until = now;
         }
         self.advance(now);
         self.land_arrived(now);
+        Woken::Drain
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {

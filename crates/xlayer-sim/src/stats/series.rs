@@ -15,18 +15,28 @@ pub struct Series {
 
 impl Series {
     pub fn push(&mut self, time_s: f64, entity: u32, metric: &'static str, value: f64) {
-        let m = match self.metric_names.iter().position(|&n| n == metric) {
-            Some(i) => i,
-            None => {
-                self.metric_names.push(metric);
-                self.metric_names.len() - 1
-            }
-        };
+        let m = self.metric_index(metric);
         self.time_s.push(time_s);
         self.entity.push(entity);
-        self.metric.push(m as u16);
+        self.metric.push(m);
         self.value.push(value);
     }
+
+    /// Names are `'static` and few, and the same name nearly always comes from the same
+    /// literal: compare addresses first, text only when that fails.
+    fn metric_index(&mut self, metric: &'static str) -> u16 {
+        let names = &self.metric_names;
+        let found =
+            names.iter().position(|&n| std::ptr::eq(n, metric)).or_else(|| names.iter().position(|&n| n == metric));
+        match found {
+            Some(i) => i as u16,
+            None => {
+                self.metric_names.push(metric);
+                (self.metric_names.len() - 1) as u16
+            }
+        }
+    }
+
     pub fn metric_name(&self, i: usize) -> &'static str {
         self.metric_names[self.metric[i] as usize]
     }

@@ -30,7 +30,7 @@ pub mod spec;
 pub use channel::TtiErrors;
 pub use spec::DchSpec;
 
-use crate::link::{DropCause, LinkMetrics, LinkModel, LinkOutput, NextHop};
+use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use std::collections::VecDeque;
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
 use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, StatusEntry, PDU_HEADER_BYTES};
@@ -361,15 +361,17 @@ impl WcdmaDch {
 
 impl LinkModel for WcdmaDch {
     /// A group packet becomes one copy on each member's dedicated channel.
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
         // What is due at `now` itself (a TTI boundary) waits for the wake-up, so every
         // packet arriving at that instant before it makes the TTI.
         self.advance(now, false);
         to.each_copy(pkt, |pkt, node| self.enqueue_one(pkt, node));
+        Enqueued::Drain
     }
 
-    fn handle_timeout(&mut self, now: SimTime) {
+    fn handle_timeout(&mut self, now: SimTime) -> Woken {
         self.advance(now, true);
+        Woken::Drain
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
