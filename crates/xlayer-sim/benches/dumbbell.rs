@@ -4,8 +4,8 @@
 //! 100 ms time series on.
 //!
 //! Run: `cargo bench -p xlayer-sim --bench dumbbell` (add `-- quick` for 10 s runs,
-//! `-- once` for a single run of the one-flow, probes-off case, e.g. under a profiler;
-//! add `sack` to run the flows with SACK-based recovery, RFC 6675).
+//! `-- once [FLOWS] [probes]` for a single run, by default of one flow with probes off,
+//! e.g. under a profiler; add `sack` to run the flows with SACK-based recovery, RFC 6675).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -37,9 +37,18 @@ fn measure(flows: usize, output: &str, duration: &str, repeats: usize) -> (f64, 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let duration = if quick { "10s" } else { "100s" };
-    if std::env::args().any(|a| a == "once") {
-        let (wall, events, delivered) = measure(1, "flows = false\nseries_interval = \"0s\"", duration, 1);
-        println!("1 flow, probes off: {wall:.4} s, {events} events, {delivered} packets");
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "once") {
+        let flows = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(1);
+        let probes = args.iter().any(|a| a == "probes");
+        let output = if probes {
+            "flows = true\nseries_interval = \"100ms\""
+        } else {
+            "flows = false\nseries_interval = \"0s\""
+        };
+        let (wall, events, delivered) = measure(flows, output, duration, 1);
+        let label = if probes { "flow table + 100 ms series" } else { "probes off" };
+        println!("{flows} flow(s), {label}: {wall:.4} s, {events} events, {delivered} packets");
         return;
     }
     println!("dumbbell, {duration} simulated, best of 3 runs");
