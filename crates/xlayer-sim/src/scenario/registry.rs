@@ -10,7 +10,7 @@ use crate::radio::fifo::FifoRadio;
 use xlayer_proto::agents::{ClampAgent, ClampConfig, FixedWindow, KogaAgent, KogaConfig, WindowAgent};
 use xlayer_proto::app::{cbr_interval, CbrSource, UdpSink};
 use xlayer_proto::endpoint::Endpoint;
-use xlayer_proto::tcp::{TcpConfig, TcpSink, TcpSource};
+use xlayer_proto::tcp::{CcKind, TcpConfig, TcpSink, TcpSource};
 use xlayer_proto::{Addr, SimTime, TrafficClass};
 
 /// Where a flow runs, resolved to node ids by the builder.
@@ -108,6 +108,15 @@ pub(crate) fn tcp_config(t: &TcpSpec) -> TcpConfig {
         rcv_buffer_bytes: t.rcv_buffer.map_or(d.rcv_buffer_bytes, |b| b.0 as u32),
         delayed_ack: t.delayed_ack.unwrap_or(d.delayed_ack),
         delack_timeout: t.delack_timeout.map_or(d.delack_timeout, |x| x.0),
+        congestion_control: match t.congestion_control {
+            None => d.congestion_control,
+            Some(CongestionControlSpec::Newreno) => CcKind::NewReno,
+            Some(CongestionControlSpec::Cubic) => CcKind::Cubic,
+        },
+        sack: t.sack.unwrap_or(d.sack),
+        limited_transmit: t.limited_transmit.unwrap_or(d.limited_transmit),
+        hystart: t.hystart.unwrap_or(d.hystart),
+        rto_enabled: t.rto.map_or(d.rto_enabled, |r| r == RtoSpec::On),
         ..d
     }
 }

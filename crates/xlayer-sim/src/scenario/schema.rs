@@ -303,6 +303,37 @@ pub struct TcpSpec {
     pub delack_timeout: Option<Duration>,
     /// Receiver-side window agent. Default: none.
     pub agent: Option<AgentSpec>,
+    /// Congestion controller: "newreno" (RFC 5681) or "cubic" (RFC 9438). Default:
+    /// "newreno".
+    pub congestion_control: Option<CongestionControlSpec>,
+    /// SACK (RFC 2018) with SACK-based loss recovery (RFC 6675) instead of NewReno's
+    /// (RFC 6582). Default: false.
+    pub sack: Option<bool>,
+    /// Limited Transmit (RFC 3042): one new segment on each of the first two duplicate
+    /// ACKs. Default: true.
+    pub limited_transmit: Option<bool>,
+    /// HyStart++ (RFC 9406) in the initial slow start. Default: false.
+    pub hystart: Option<bool>,
+    /// Retransmission timer (RFC 6298): "on", or "off" (no timeouts; lost tails are
+    /// recovered by tail-loss probes, RFC 8985 §7 style; for TCP over a link layer that
+    /// does the error control). Default: "on".
+    pub rto: Option<RtoSpec>,
+}
+
+/// A TCP congestion controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControlSpec {
+    Newreno,
+    Cubic,
+}
+
+/// Whether the TCP retransmission timer runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoSpec {
+    On,
+    Off,
 }
 
 /// Receiver-side window agent (rewrites the advertised window of every ACK).
