@@ -130,6 +130,7 @@ impl TcpReceiver {
         }
     }
 
+    #[inline]
     fn send_ack(&mut self, now: SimTime) {
         let buffer_window = self.buffer_window();
         let window = match self.agent.as_mut() {
@@ -140,7 +141,7 @@ impl TcpReceiver {
         // One ACK covers everything received so far: no delayed ACK remains owed.
         self.unacked_bytes = 0;
         self.delack_deadline = None;
-        let mut h = TcpHeader {
+        let h = TcpHeader {
             seq: 0,
             ack: self.rcv_nxt,
             window_bytes: window,
@@ -149,11 +150,18 @@ impl TcpReceiver {
             ..TcpHeader::default()
         };
         if self.sack {
-            let trigger = self.sack_trigger.take();
-            if !self.ooo.is_empty() {
-                self.sack_reported = self.sack_blocks(trigger);
-                h.set_sack(&self.sack_reported);
-            }
+            return self.push_with_sack(h);
+        }
+        self.pending.push_back(h);
+    }
+
+    /// Kept out of line so the SACK-less ACK path stays small enough to inline.
+    #[inline(never)]
+    fn push_with_sack(&mut self, mut h: TcpHeader) {
+        let trigger = self.sack_trigger.take();
+        if !self.ooo.is_empty() {
+            self.sack_reported = self.sack_blocks(trigger);
+            h.set_sack(&self.sack_reported);
         }
         self.pending.push_back(h);
     }
