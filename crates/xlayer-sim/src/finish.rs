@@ -1,7 +1,6 @@
 //! End of a run: account for every packet and turn the world's counters into rows.
 
 use crate::link::LinkModel;
-use crate::stats::flow::quantile;
 use crate::stats::{FlowRow, FlowStats, LinkRow, RunReport};
 use crate::world::World;
 use xlayer_proto::{Dir, Packet, SimTime};
@@ -128,9 +127,9 @@ impl World {
             }
         }
         let receiver = if group { "*".to_string() } else { self.node_name(f.dst.0) };
-        rows.push(self.flow_row(i, receiver, &mut session, &counters, app_rx_bytes, in_flight));
-        for (name, mut rx, own, bytes) in per_receiver {
-            rows.push(self.flow_row(i, name, &mut rx, &own, bytes, 0));
+        rows.push(self.flow_row(i, receiver, &session, &counters, app_rx_bytes, in_flight));
+        for (name, rx, own, bytes) in per_receiver {
+            rows.push(self.flow_row(i, name, &rx, &own, bytes, 0));
         }
     }
 
@@ -142,16 +141,14 @@ impl World {
         &self,
         i: usize,
         receiver: String,
-        s: &mut FlowStats,
+        s: &FlowStats,
         c: &Counters,
         app_rx_bytes: u64,
         in_flight: u64,
     ) -> FlowRow {
         let f = &self.flows[i];
-        s.delays_ns.sort_unstable();
         let ns = |v: Option<u64>| v.map(|x| x as f64 * 1e-9);
-        let n = s.delays_ns.len();
-        let delay_mean_s = (n > 0).then(|| s.delays_ns.iter().map(|&d| d as f64).sum::<f64>() / n as f64 * 1e-9);
+        let n = s.delay.count();
         let jitter_mean_s = (n > 1).then(|| s.jitter_sum_ns as f64 / (n - 1) as f64 * 1e-9);
         let active_end = s.completed_at.unwrap_or(f.stop.min(self.end));
         let active = active_end.since(f.start).as_secs_f64();
@@ -180,11 +177,11 @@ impl World {
             last_tx_s: secs(s.last_tx),
             first_rx_s: secs(s.first_rx),
             last_rx_s: secs(s.last_rx),
-            delay_mean_s,
-            delay_p50_s: ns(quantile(&s.delays_ns, 0.50)),
-            delay_p95_s: ns(quantile(&s.delays_ns, 0.95)),
-            delay_p99_s: ns(quantile(&s.delays_ns, 0.99)),
-            delay_max_s: ns(s.delays_ns.last().copied()),
+            delay_mean_s: s.delay.mean_ns().map(|x| x * 1e-9),
+            delay_p50_s: ns(s.delay.quantile_ns(0.50)),
+            delay_p95_s: ns(s.delay.quantile_ns(0.95)),
+            delay_p99_s: ns(s.delay.quantile_ns(0.99)),
+            delay_max_s: ns(s.delay.max_ns()),
             jitter_mean_s,
             app_rx_bytes,
             goodput_bps: if active > 0.0 { app_rx_bytes as f64 * 8.0 / active } else { 0.0 },

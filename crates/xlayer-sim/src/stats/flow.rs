@@ -3,6 +3,7 @@
 //! side (tx, drops, acknowledgements received), each receiver the receiving side;
 //! `merge` puts them together for a table row.
 
+use super::delay::DelaySketch;
 use crate::link::DropCause;
 use xlayer_proto::SimTime;
 
@@ -21,8 +22,9 @@ pub struct FlowStats {
     pub last_tx: Option<SimTime>,
     pub first_rx: Option<SimTime>,
     pub last_rx: Option<SimTime>,
-    /// One-way delays of received data packets, in ns (recorded only with the flow table on).
-    pub delays_ns: Vec<u64>,
+    /// One-way delays of received data packets (recorded only with the flow table on):
+    /// exact count, mean and maximum; percentiles within 1% (see `DelaySketch`).
+    pub delay: DelaySketch,
     /// Sum of |d_n − d_{n−1}| over consecutive received packets (RFC 3393 style, as
     /// FlowMonitor's jitterSum).
     pub jitter_sum_ns: u128,
@@ -50,19 +52,19 @@ impl FlowStats {
                 self.jitter_sum_ns += prev.abs_diff(d) as u128;
             }
             self.last_delay_ns = Some(d);
-            self.delays_ns.push(d);
+            self.delay.add(d);
         }
     }
 
-    /// Add the receiving side of `rx` (a receiver's counters) to these. Delays are
-    /// appended in receiver order; with one receiver the result is that receiver's.
+    /// Add the receiving side of `rx` (a receiver's counters) to these; with one
+    /// receiver the result is that receiver's.
     pub fn merge_receiver(&mut self, rx: &FlowStats) {
         self.rx_packets += rx.rx_packets;
         self.rx_bytes += rx.rx_bytes;
         self.ack_tx_packets += rx.ack_tx_packets;
         self.first_rx = min_some(self.first_rx, rx.first_rx);
         self.last_rx = self.last_rx.max(rx.last_rx);
-        self.delays_ns.extend_from_slice(&rx.delays_ns);
+        self.delay.merge(&rx.delay);
         self.jitter_sum_ns += rx.jitter_sum_ns;
         self.completed_at = self.completed_at.max(rx.completed_at);
     }
@@ -79,27 +81,9 @@ fn min_some(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
     }
 }
 
-/// The q-quantile (nearest rank) of sorted values.
-pub fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(sorted[rank - 1])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nearest_rank_quantiles() {
-        let v: Vec<u64> = (1..=100).collect();
-        assert_eq!(quantile(&v, 0.5), Some(50));
-        assert_eq!(quantile(&v, 0.95), Some(95));
-        assert_eq!(quantile(&v, 1.0), Some(100));
-        assert_eq!(quantile(&[], 0.5), None);
-    }
 
     #[test]
     fn jitter_sums_absolute_delay_differences() {
@@ -108,6 +92,15 @@ mod tests {
             s.on_rx(SimTime(t), 100, SimTime(t - d), true);
         }
         assert_eq!(s.jitter_sum_ns, 3);
-        assert_eq!(s.delays_ns, vec![3, 5, 4]);
+        assert_eq!((s.delay.count(), s.delay.max_ns(), s.delay.mean_ns()), (3, Some(5), Some(4.0)));
+    }
+}
+
+impl crate::world::World {
+    /// Bytes the flow table holds now: every flow's and endpoint's counters with their
+    /// delay sketches (for the memory measurement in `tests/flow_table_memory.rs`).
+    pub fn flow_table_bytes(&self) -> usize {
+        let stats = self.flows.iter().map(|f| &f.stats).chain(self.endpoints.iter().map(|e| &e.stats));
+        stats.map(|s| std::mem::size_of::<FlowStats>() + s.delay.heap_bytes()).sum()
     }
 }

@@ -35,6 +35,8 @@ pub struct FlowRow {
     pub last_tx_s: Option<f64>,
     pub first_rx_s: Option<f64>,
     pub last_rx_s: Option<f64>,
+    /// One-way delay of received data packets: mean and max exact, the percentiles
+    /// within 1% of the exact value (`DelaySketch`).
     pub delay_mean_s: Option<f64>,
     pub delay_p50_s: Option<f64>,
     pub delay_p95_s: Option<f64>,
