@@ -140,7 +140,8 @@ def run(
         folder = base_dir if base_dir is not None else _base_dir(scenario)
         sim = _core.Simulation(canonical_json(doc), seed, run, pcap_dir, folder)
     label = doc.get("name") or (Path(scenario).stem if isinstance(scenario, (str, os.PathLike)) else "run")
-    raw = _drive(sim, _progress.enabled(progress), f"{label} seed={seed} run={run}")
+    with native_errors():  # a run that stalls is the scenario's error too
+        raw = _drive(sim, _progress.enabled(progress), f"{label} seed={seed} run={run}")
     return _result(raw, doc, seed, run)
 
 

@@ -15,6 +15,11 @@ pub fn scenario_error(e: xlayer_sim::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
+/// A stalled run is the scenario's doing (a model that stops simulated time), so it is a
+/// ScenarioError like a validation failure; the others are the machine's or ours.
 pub fn finish_error(e: xlayer_sim::FinishError) -> PyErr {
-    PyRuntimeError::new_err(e.to_string())
+    match e {
+        xlayer_sim::FinishError::Stalled(_) => ScenarioError::new_err(e.to_string()),
+        _ => PyRuntimeError::new_err(e.to_string()),
+    }
 }

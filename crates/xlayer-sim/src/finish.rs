@@ -1,5 +1,6 @@
 //! End of a run: account for every packet and turn the world's counters into rows.
 
+use crate::engine::Stall;
 use crate::link::LinkModel;
 use crate::stats::{FlowRow, FlowStats, LinkRow, RunReport};
 use crate::world::World;
@@ -12,6 +13,8 @@ pub enum FinishError {
     Conservation(String),
     /// A capture file could not be written.
     Capture(std::io::Error),
+    /// Simulated time stopped advancing (the scenario's fault: see `engine::watchdog`).
+    Stalled(Stall),
 }
 
 impl std::fmt::Display for FinishError {
@@ -19,6 +22,7 @@ impl std::fmt::Display for FinishError {
         match self {
             FinishError::Conservation(m) => write!(f, "packet conservation violated: {m}"),
             FinishError::Capture(e) => write!(f, "writing a capture failed: {e}"),
+            FinishError::Stalled(s) => write!(f, "{s}"),
         }
     }
 }
@@ -32,6 +36,9 @@ impl World {
     /// Run to the end and report.
     pub fn finish(mut self) -> Result<RunReport, FinishError> {
         self.run_until(self.end);
+        if let Some(s) = self.stall() {
+            return Err(FinishError::Stalled(s.clone()));
+        }
         for c in std::mem::take(&mut self.captures) {
             if let Err(e) = c.finish() {
                 self.capture_error.get_or_insert(e);

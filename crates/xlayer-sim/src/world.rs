@@ -6,6 +6,7 @@
 //! delivered, dropped with a cause, or still in flight when the run ends. It names no
 //! protocol and no link model.
 
+use crate::engine::watchdog::Watchdog;
 use crate::engine::{EventQueue, Fingerprint};
 use crate::host::{EndpointRt, FlowRt};
 use crate::link::LinkModel;
@@ -72,6 +73,7 @@ pub struct World {
     pub(crate) series: Series,
     pub(crate) conservation: Conservation,
     pub(crate) digests: Option<Vec<EventDigest>>,
+    pub(crate) watchdog: Watchdog,
     pub(crate) scenario_hash: String,
     /// Reused by every drive, so the hot path does not allocate.
     pub(crate) outbox: Vec<Transmit>,
@@ -111,6 +113,9 @@ impl World {
         while let Some((t, ev)) = self.queue.pop_until(limit) {
             self.now = t;
             self.events += 1;
+            if self.watchdog.tick(t) && self.storm(&ev) {
+                return; // simulated time stopped advancing (engine/watchdog.rs)
+            }
             self.note(&ev);
             match ev {
                 Event::LinkWake { link } => self.wake_link(link),

@@ -4,7 +4,9 @@
 mod fingerprint;
 mod queue;
 mod rng;
+pub(crate) mod watchdog;
 
 pub use fingerprint::Fingerprint;
 pub use queue::EventQueue;
 pub use rng::{stream, uniform, Rng, RNG_ALGORITHM};
+pub use watchdog::{Stall, INSTANT_EVENT_LIMIT};

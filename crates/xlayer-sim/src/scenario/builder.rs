@@ -134,9 +134,13 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         series: Series::default(),
         conservation: Conservation::default(),
         digests: None,
+        watchdog: Default::default(),
         scenario_hash: s.hash(),
         outbox: Vec::new(),
     };
+    if let Some(limit) = s.simulation.max_events_per_instant {
+        world.set_instant_event_limit(limit);
+    }
     for (i, f) in s.flows.iter().enumerate() {
         world.add_flow(registry::flow_setup(f, i, place(s, &nodes, f)));
     }

@@ -1,6 +1,7 @@
 //! Scenarios: parse (TOML or JSON) into the schema, check what serde cannot, and build
 //! the world. Every error a scenario author can cause names the field path.
 
+mod budget;
 mod builder;
 pub mod radio;
 mod registry;
@@ -9,6 +10,7 @@ mod topology;
 pub mod units;
 mod validate;
 
+pub use budget::DEFAULT_MEMORY_BUDGET_BYTES;
 pub use builder::build;
 pub use schema::*;
 

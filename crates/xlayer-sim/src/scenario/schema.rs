@@ -69,6 +69,11 @@ pub struct MemberSpec {
 pub struct Simulation {
     /// Simulated time to run, e.g. "100s". Required.
     pub duration: Duration,
+    /// Events allowed at one instant of simulated time; past it the run stops with an
+    /// error naming the components that scheduled them (a timer re-armed at the instant
+    /// it fires would otherwise spin forever). Default: 10000000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_events_per_instant: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -86,11 +91,16 @@ pub struct Output {
     /// Default: [].
     #[serde(default)]
     pub pcap_links: Vec<String>,
+    /// Memory the time series and the route table may take, estimated before the run
+    /// starts; a scenario over it is refused with the estimate and the option that lowers
+    /// it. Default: "1073741824B" (1 GiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_budget: Option<Bytes>,
 }
 
 impl Default for Output {
     fn default() -> Self {
-        Output { flows: true, series_interval: default_series_interval(), pcap_links: vec![] }
+        Output { flows: true, series_interval: default_series_interval(), pcap_links: vec![], memory_budget: None }
     }
 }
 

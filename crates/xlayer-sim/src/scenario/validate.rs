@@ -4,7 +4,7 @@
 use super::schema::*;
 use super::units::QueueLimit;
 use super::ScenarioError;
-use super::topology;
+use super::{budget, topology};
 use crate::net::Routes;
 use std::collections::{BTreeSet, HashMap};
 use xlayer_proto::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
@@ -73,6 +73,7 @@ impl Scenario {
     pub(crate) fn checked(&self) -> Result<Routes, ScenarioError> {
         self.validate_fields()?;
         let nodes = self.node_index();
+        budget::check(self, &nodes)?;
         let routes = topology::routes(self, &nodes);
         topology::check_paths(self, &nodes, &routes)?;
         Ok(routes)
@@ -86,6 +87,12 @@ impl Scenario {
         // Simulated time is u64 nanoseconds (584 years); keep every deadline far from it.
         if self.simulation.duration.0 > MAX_DURATION {
             return Err(ScenarioError::at("simulation.duration", "must be at most 100 years (3153600000s)"));
+        }
+        if self.simulation.max_events_per_instant == Some(0) {
+            return Err(ScenarioError::at("simulation.max_events_per_instant", "must be at least 1"));
+        }
+        if self.output.memory_budget.is_some_and(|b| b.0 == 0) {
+            return Err(ScenarioError::at("output.memory_budget", "must be at least 1B"));
         }
         if self.nodes.is_empty() {
             return Err(ScenarioError::at("node", "a scenario needs at least one node"));
