@@ -81,6 +81,15 @@ fn min_some(a: Option<SimTime>, b: Option<SimTime>) -> Option<SimTime> {
     }
 }
 
+impl crate::world::World {
+    /// Bytes the flow table holds now: every flow's and endpoint's counters with their
+    /// delay sketches (for the memory measurement in `tests/flow_table_memory.rs`).
+    pub fn flow_table_bytes(&self) -> usize {
+        let stats = self.flows.iter().map(|f| &f.stats).chain(self.endpoints.iter().map(|e| &e.stats));
+        stats.map(|s| std::mem::size_of::<FlowStats>() + s.delay.heap_bytes()).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,14 +102,5 @@ mod tests {
         }
         assert_eq!(s.jitter_sum_ns, 3);
         assert_eq!((s.delay.count(), s.delay.max_ns(), s.delay.mean_ns()), (3, Some(5), Some(4.0)));
-    }
-}
-
-impl crate::world::World {
-    /// Bytes the flow table holds now: every flow's and endpoint's counters with their
-    /// delay sketches (for the memory measurement in `tests/flow_table_memory.rs`).
-    pub fn flow_table_bytes(&self) -> usize {
-        let stats = self.flows.iter().map(|f| &f.stats).chain(self.endpoints.iter().map(|e| &e.stats));
-        stats.map(|s| std::mem::size_of::<FlowStats>() + s.delay.heap_bytes()).sum()
     }
 }
