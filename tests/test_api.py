@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import DUMBBELL, LOSSY, SCENARIOS, SHORT, assert_conserved
+from conftest import DUMBBELL, LOSSY, SHORT, assert_conserved, shipped_scenarios
 
 import xlayer
 from xlayer import _core
@@ -51,7 +51,7 @@ def test_metadata(dumbbell_run: xlayer.RunResult) -> None:
     assert "xoshiro256++" in m["rng"]
 
 
-@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", shipped_scenarios())
 def test_every_scenario_conserves_packets(path: Path) -> None:
     res = xlayer.run(path, overrides=SHORT, progress=False)
     assert_conserved(res)

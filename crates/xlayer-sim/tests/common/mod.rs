@@ -1,7 +1,21 @@
 //! Scenario builders shared by the integration tests and the benchmark.
 #![allow(dead_code)]
 
+use std::path::Path;
 use xlayer_sim::{RunReport, Scenario};
+
+/// Whether a shipped scenario reads data kept outside the repository (the GPL-3.0
+/// Mahimahi traces in `<repo>/../shared`, see `scenarios/lte_trace.toml`) that this
+/// checkout does not have. Tests skip such a scenario and say so.
+pub fn reads_absent_data(path: &Path) -> bool {
+    let text = std::fs::read_to_string(path).expect("readable");
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let absent = text.contains("../../shared/") && !shared.exists();
+    if absent {
+        eprintln!("skipped {}: it reads ../shared, which this checkout lacks", path.display());
+    }
+    absent
+}
 
 /// N bulk NewReno flows across a dumbbell: 100 Mb/s, 1 ms access links, a
 /// `bottleneck` of the given rate and delay with a drop-tail queue.
