@@ -68,6 +68,9 @@ pub struct DownlinkSpec {
 /// Upper bound on Jakes generators per receiver (memory and per-slot work grow with it).
 pub const MAX_GENERATORS: usize = 1024;
 
+/// Upper bound on warm-up slots × generators per receiver.
+const MAX_WARMUP_WORK: u64 = 100_000_000;
+
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FadingSpec {
@@ -181,6 +184,19 @@ impl DownlinkSpec {
         }
         if self.rate_window.0 < self.slot.0 {
             return err("rate_window", "must be at least one slot");
+        }
+        // The warm-up evaluates every receiver's generators once per slot before t = 0
+        // (default 60 s / 3 ms × 20 = 4·10⁵); a 1 ns slot made the build run for hours.
+        let generators = match self.fading {
+            FadingSpec::Jakes { generators, .. } => generators.clamp(1, MAX_GENERATORS) as u64,
+            _ => 1,
+        };
+        if (self.warmup.0 .0 / self.slot.0 .0).saturating_mul(generators) > MAX_WARMUP_WORK {
+            return err(
+                "warmup",
+                "warmup / slot × generators must be at most 10^8 (the warm-up's cost per receiver): \
+                 shorten `warmup` or lengthen `slot`",
+            );
         }
         if let FadingSpec::Jakes { doppler_hz, generators } = self.fading {
             if !(doppler_hz.is_finite() && doppler_hz >= 0.0) {

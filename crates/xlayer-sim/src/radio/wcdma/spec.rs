@@ -117,6 +117,10 @@ pub struct ClassSpec {
 }
 
 /// Per-TTI frame-error process: all PDUs of an errored TTI are lost (seed 000 §4).
+/// Bound on paths × sub-steps per TTI of a Rayleigh channel (the shipped Koga scenario
+/// uses 2 × 20): the threshold calibration's cost grows with it.
+const MAX_CALIBRATION_SUB_STEPS: f64 = 320.0;
+
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ChannelSpec {
@@ -270,7 +274,7 @@ impl DchSpec {
         }
         match &self.channel {
             ChannelSpec::None {} => {}
-            ChannelSpec::Rayleigh { paths, doppler_hz, fer, step, .. } => {
+            ChannelSpec::Rayleigh { paths, doppler_hz, fer, step, sampling } => {
                 if !(1..=16).contains(paths) {
                     return err(path, "channel.paths", "must be between 1 and 16");
                 }
@@ -282,6 +286,19 @@ impl DchSpec {
                 }
                 if step.0 == SimDur::ZERO || step.0 > self.tti.0 {
                     return err(path, "channel.step", "must be greater than 0s and at most the TTI");
+                }
+                // The FER calibration sums `paths` × TTI/step sub-steps for each of its 2^18
+                // samples (about 1 s at 2 × 20); past this bound a build took minutes to hours.
+                let sub_steps = match sampling {
+                    Sampling::TtiMean => (self.tti.0 .0 as f64 / step.0 .0 as f64).round().max(1.0),
+                    Sampling::Instantaneous => 1.0,
+                };
+                if *paths as f64 * sub_steps > MAX_CALIBRATION_SUB_STEPS {
+                    return err(
+                        path,
+                        "channel.step",
+                        "paths × (tti / step) must be at most 320 (the FER calibration's cost): lengthen `step`",
+                    );
                 }
             }
             ChannelSpec::Trace { .. } => {}
