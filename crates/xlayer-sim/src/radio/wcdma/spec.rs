@@ -116,11 +116,11 @@ pub struct ClassSpec {
     pub buffer: Option<u32>,
 }
 
-/// Per-TTI frame-error process: all PDUs of an errored TTI are lost (seed 000 §4).
 /// Bound on paths × sub-steps per TTI of a Rayleigh channel (the shipped Koga scenario
 /// uses 2 × 20): the threshold calibration's cost grows with it.
 const MAX_CALIBRATION_SUB_STEPS: f64 = 320.0;
 
+/// Per-TTI frame-error process: all PDUs of an errored TTI are lost (seed 000 §4).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ChannelSpec {
