@@ -9,7 +9,7 @@
 //! millions of components acting at once or by a storm. At the engine's rate a storm
 //! is detected within a few seconds of wall time.
 //!
-//! The per-event cost is one compare and one add; the components are tallied only over
+//! The per-event cost is two compares and one add; the components are tallied only over
 //! the last `TALLY_WINDOW` events before the limit.
 
 use crate::world::{Event, World};
@@ -75,7 +75,10 @@ impl Watchdog {
         if t != self.instant {
             self.instant = t;
             self.count = 0;
-            self.tally.clear();
+            // Only a storm fills the tally; clearing an empty map still costs a call.
+            if !self.tally.is_empty() {
+                self.tally.clear();
+            }
         }
         self.count += 1;
         self.count + TALLY_WINDOW > self.limit
