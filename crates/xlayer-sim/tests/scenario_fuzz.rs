@@ -306,9 +306,11 @@ fn long_campaign() {
     let started = Instant::now();
     let t = campaign(cases, runs, threads, seed);
     println!(
-        "{} validation cases ({} rejected with a field path, {} accepted and built), {} short runs \
+        "{} scenario inputs validated ({} validation-only cases, the rest drawn while looking for \
+         runnable ones; {} rejected with a field path, {} accepted and built), {} short runs \
          ({} cut at {EVENT_CAP} events), {} defects, {} panics, {} hangs; slowest case {:?}; \
          {:.0} s on {threads} threads",
+        t.rejected + t.accepted + t.ran + t.capped + (t.defects.len() + t.panics.len()) as u64,
         t.cases,
         t.rejected,
         t.accepted,
