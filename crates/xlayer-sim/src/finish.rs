@@ -39,6 +39,8 @@ impl World {
         if let Some(s) = self.stall() {
             return Err(FinishError::Stalled(s.clone()));
         }
+        // Held captures stamped after the end never reached their link.
+        self.flush_captures(self.end);
         for c in std::mem::take(&mut self.captures) {
             if let Err(e) = c.finish() {
                 self.capture_error.get_or_insert(e);

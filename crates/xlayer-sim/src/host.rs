@@ -67,7 +67,11 @@ pub(crate) struct EndpointRt {
 
 impl World {
     /// Register a flow's endpoints at their nodes and schedule its start and stop.
+    /// Flows are added before the run starts: the cut-through (`net/cut.rs`) plans each
+    /// link's inputs from them.
     pub fn add_flow(&mut self, f: FlowSetup) {
+        assert!(self.events == 0, "flow `{}` added after the run started", f.name);
+        self.cut_planned = false;
         let flow = self.flows.len() as u32;
         let sender = self.add_endpoint(flow, f.src, 0, f.sender);
         let mut receivers = Vec::with_capacity(f.receivers.len());

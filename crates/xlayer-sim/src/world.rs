@@ -10,9 +10,11 @@ use crate::engine::watchdog::Watchdog;
 use crate::engine::{EventQueue, Fingerprint};
 use crate::host::{EndpointRt, FlowRt};
 use crate::link::LinkModel;
-use crate::net::{Groups, LinkRt, NodeRt, Routes};
+use crate::net::{Groups, LaterCapture, LinkRt, NodeRt, Routes};
 use crate::stats::{Conservation, Series};
 use crate::trace::pcap::PcapWriter;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use xlayer_proto::endpoint::Transmit;
 use xlayer_proto::{SimDur, SimTime};
 
@@ -66,6 +68,11 @@ pub struct World {
     pub(crate) flows: Vec<FlowRt>,
     pub(crate) endpoints: Vec<EndpointRt>,
     pub(crate) captures: Vec<PcapWriter>,
+    /// Captures stamped later than now (`net/cut.rs`), and how many were ever held.
+    pub(crate) captures_later: BinaryHeap<Reverse<LaterCapture>>,
+    pub(crate) captures_held: u64,
+    /// Each link's only input is known (`net/cut.rs`); flows added since clear it.
+    pub(crate) cut_planned: bool,
     pub(crate) capture_error: Option<std::io::Error>,
     pub(crate) next_uid: u64,
     pub(crate) record_flows: bool,
@@ -110,6 +117,9 @@ impl World {
     /// Process every event due at or before `until` (capped at the run's end).
     pub fn run_until(&mut self, until: SimTime) {
         let limit = until.min(self.end);
+        if !self.cut_planned {
+            self.plan_cut_through();
+        }
         while let Some((t, ev)) = self.queue.pop_until(limit) {
             self.now = t;
             self.events += 1;

@@ -9,6 +9,13 @@
 //! packets still waiting to start (`waiting`), as a real output queue would. Each wake-up
 //! lands exactly one packet, the head of the pipe, and names the next arrival
 //! (`Woken::One`); an enqueue behind a packet already in the pipe asks for nothing.
+//!
+//! A direction whose only input is another FIFO direction can be told of a packet before
+//! it reaches the input (`enqueue_at`, `pass`: the world's cut-through, `net/cut.rs`).
+//! Everything is then decided as of the packet's arrival: the queue it finds (packets
+//! that will not have started by then), its start and its landing. What the world can
+//! observe before the arrival stays as it was: the queue and transmit counters sampled
+//! earlier leave the packet out, and a drop is held back and reported at the arrival.
 
 use super::model::{Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use super::DropCause;
@@ -23,8 +30,8 @@ pub struct WiredDir {
     pub delay: SimDur,
     pub limit: QueueLimit,
     pub loss: Option<LossProcess>,
-    /// Start times and sizes of accepted packets that have not started yet.
-    waiting: VecDeque<(SimTime, u32)>,
+    /// Accepted packets that have not started yet, in start order.
+    waiting: VecDeque<Waiting>,
     waiting_bytes: u64,
     /// Accepted and not yet arrived (waiting or on the wire), in arrival order.
     pipe: VecDeque<(SimTime, Packet)>,
@@ -36,6 +43,8 @@ pub struct WiredDir {
     pub tx_bytes: u64,
     /// Drops, for `poll_output`.
     out: VecDeque<LinkOutput>,
+    /// Drops decided ahead of the packet's arrival, reported when it arrives.
+    held_drops: VecDeque<(SimTime, LinkOutput)>,
     /// Where the packet the last `enqueue` put on the wire is, for captures.
     last_wire: LastWire,
 }
@@ -47,6 +56,16 @@ enum LastWire {
     Pipe,
     /// At the back of `out`, lost on the wire.
     Lost,
+    /// At the back of `held_drops`, lost on the wire ahead of its arrival.
+    HeldLost,
+}
+
+/// A packet in the output queue: when it reaches the input, when it starts, its size.
+#[derive(Clone, Copy)]
+struct Waiting {
+    arrival: SimTime,
+    start: SimTime,
+    bytes: u32,
 }
 
 impl WiredDir {
@@ -65,62 +84,130 @@ impl WiredDir {
             tx_packets: 0,
             tx_bytes: 0,
             out: VecDeque::new(),
+            held_drops: VecDeque::new(),
             last_wire: LastWire::None,
         }
     }
 
     /// Forget waiting packets whose transmission has started by `now`.
     fn settle(&mut self, now: SimTime) {
-        while let Some(&(start, bytes)) = self.waiting.front() {
-            if start > now {
+        while let Some(&w) = self.waiting.front() {
+            if w.start > now {
                 break;
             }
             self.waiting.pop_front();
-            self.waiting_bytes -= bytes as u64;
+            self.waiting_bytes -= w.bytes as u64;
         }
     }
 
-    /// Packets and bytes in the output queue at `now` (not counting the one on the
-    /// line): the waiting packets that have not started by then.
-    fn queue_at(&self, now: SimTime) -> (u64, u64) {
-        let started = self.waiting.partition_point(|&(start, _)| start <= now);
-        let done: u64 = self.waiting.iter().take(started).map(|&(_, b)| b as u64).sum();
+    /// Packets and bytes in the output queue at `t` (not counting the one on the line):
+    /// the waiting packets that have arrived and not started by then.
+    fn queue_at(&self, t: SimTime) -> (u64, u64) {
+        self.waiting
+            .iter()
+            .filter(|w| w.arrival <= t && w.start > t)
+            .fold((0, 0), |(n, b), w| (n + 1, b + w.bytes as u64))
+    }
+
+    /// Packets and bytes that will still wait at `arrival` (once `settle(now)` ran).
+    fn ahead_at(&self, now: SimTime, arrival: SimTime) -> (u64, u64) {
+        if arrival == now {
+            return (self.waiting.len() as u64, self.waiting_bytes);
+        }
+        let started = self.waiting.partition_point(|w| w.start <= arrival);
+        let done: u64 = self.waiting.iter().take(started).map(|w| w.bytes as u64).sum();
         ((self.waiting.len() - started) as u64, self.waiting_bytes - done)
     }
 
-    fn fits(&self, bytes: u32) -> bool {
+    fn fits(&self, (packets, bytes): (u64, u64), size: u32) -> bool {
         match self.limit {
-            QueueLimit::Packets(n) => (self.waiting.len() as u64) < n,
-            QueueLimit::Bytes(n) => self.waiting_bytes + bytes as u64 <= n,
+            QueueLimit::Packets(n) => packets < n,
+            QueueLimit::Bytes(n) => bytes + size as u64 <= n,
         }
     }
 
-    fn accept(&mut self, now: SimTime, pkt: Packet) -> LastWire {
+    /// Queue, line and loss for a packet reaching the input at `arrival` (not before
+    /// `now`, and not before any packet accepted earlier): when it lands at the far end,
+    /// or why it is dropped.
+    #[inline(always)]
+    fn admit(&mut self, now: SimTime, arrival: SimTime, size: u32) -> Result<SimTime, DropCause> {
         self.settle(now);
-        let start = self.busy_until.max(now);
-        if start > now {
-            if !self.fits(pkt.size_bytes) {
-                self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
-                return LastWire::None;
-            }
-            self.waiting.push_back((start, pkt.size_bytes));
-            self.waiting_bytes += pkt.size_bytes as u64;
+        let start = self.busy_until.max(arrival);
+        if start > arrival && !self.fits(self.ahead_at(now, arrival), size) {
+            return Err(DropCause::QueueOverflow);
         }
-        if self.last_serialization.0 != pkt.size_bytes {
-            let d = SimDur::transmission(pkt.size_bytes as u64, self.rate_bps);
-            self.last_serialization = (pkt.size_bytes, d);
+        if start > now {
+            self.waiting.push_back(Waiting { arrival, start, bytes: size });
+            self.waiting_bytes += size as u64;
+        }
+        if self.last_serialization.0 != size {
+            let d = SimDur::transmission(size as u64, self.rate_bps);
+            self.last_serialization = (size, d);
         }
         let end = start + self.last_serialization.1;
         self.busy_until = end;
         self.tx_packets += 1;
-        self.tx_bytes += pkt.size_bytes as u64;
+        self.tx_bytes += size as u64;
         // The loss draw happens in acceptance order, which is transmission order.
         if self.loss.as_mut().is_some_and(|l| l.lose_next()) {
-            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::Channel });
-            return LastWire::Lost;
+            return Err(DropCause::Channel);
         }
-        self.pipe.push_back((end + self.delay, pkt));
-        LastWire::Pipe
+        Ok(end + self.delay)
+    }
+
+    /// `enqueue` for a packet that reaches the input at `arrival` (see the module
+    /// comment): into the pipe, or a drop, reported at once or held until `arrival`. The
+    /// wake-up asked for is the new earliest deadline, if the packet made one.
+    #[inline]
+    pub fn enqueue_at(&mut self, now: SimTime, arrival: SimTime, pkt: Packet) -> Enqueued {
+        let (pipe_empty, held_empty) = (self.pipe.is_empty(), self.held_drops.is_empty());
+        match self.admit(now, arrival, pkt.size_bytes) {
+            Ok(landing) => {
+                self.pipe.push_back((landing, pkt));
+                self.last_wire = LastWire::Pipe;
+                let earliest = pipe_empty && self.held_drops.front().is_none_or(|&(at, _)| landing < at);
+                Enqueued::Quiet { wake: earliest.then_some(landing) }
+            }
+            Err(cause) if arrival == now => {
+                self.last_wire = if cause == DropCause::Channel { LastWire::Lost } else { LastWire::None };
+                self.out.push_back(LinkOutput::Dropped { pkt, cause });
+                Enqueued::Drain
+            }
+            Err(cause) => {
+                self.hold_drop(arrival, pkt, cause);
+                let earliest = held_empty && self.pipe.front().is_none_or(|&(at, _)| arrival < at);
+                Enqueued::Quiet { wake: earliest.then_some(arrival) }
+            }
+        }
+    }
+
+    /// A drop decided ahead of the packet's arrival, reported when it arrives.
+    fn hold_drop(&mut self, arrival: SimTime, pkt: Packet, cause: DropCause) {
+        self.last_wire = if cause == DropCause::Channel { LastWire::HeldLost } else { LastWire::None };
+        self.held_drops.push_back((arrival, LinkOutput::Dropped { pkt, cause }));
+    }
+
+    /// Accept a packet reaching the input at `arrival` but keep it out of the pipe: its
+    /// landing time at `to_node`, for the world to hand it straight to the next
+    /// direction; or `None` when it is dropped (reported now, or held until `arrival`:
+    /// then `poll_timeout` has moved).
+    #[inline]
+    pub fn pass(&mut self, now: SimTime, arrival: SimTime, pkt: &Packet) -> Option<SimTime> {
+        match self.admit(now, arrival, pkt.size_bytes) {
+            Ok(landing) => {
+                self.last_wire = LastWire::None;
+                Some(landing)
+            }
+            Err(cause) if arrival == now => {
+                self.last_wire = if cause == DropCause::Channel { LastWire::Lost } else { LastWire::None };
+                self.out.push_back(LinkOutput::Dropped { pkt: pkt.clone(), cause });
+                None
+            }
+            Err(cause) => {
+                self.hold_drop(arrival, pkt.clone(), cause);
+                None
+            }
+        }
     }
 }
 
@@ -129,17 +216,19 @@ impl LinkModel for WiredDir {
     /// enters an empty pipe is the new earliest arrival; a drop must be drained.
     #[inline]
     fn enqueue(&mut self, now: SimTime, pkt: Packet, _to: NextHop<'_>) -> Enqueued {
-        let was_empty = self.pipe.is_empty();
-        self.last_wire = self.accept(now, pkt);
-        match self.last_wire {
-            LastWire::Pipe if was_empty => Enqueued::Quiet { wake: self.poll_timeout() },
-            LastWire::Pipe => Enqueued::Quiet { wake: None },
-            LastWire::None | LastWire::Lost => Enqueued::Drain,
-        }
+        self.enqueue_at(now, now, pkt)
     }
 
-    /// Lands the head of the pipe if it is due: one packet per wake-up.
+    /// Lands the head of the pipe if it is due: one packet per wake-up. Held drops that
+    /// are due are reported first.
     fn handle_timeout(&mut self, now: SimTime) -> Woken {
+        if self.held_drops.front().is_some_and(|&(at, _)| at <= now) {
+            while self.held_drops.front().is_some_and(|&(at, _)| at <= now) {
+                let (_, drop) = self.held_drops.pop_front().expect("checked");
+                self.out.push_back(drop);
+            }
+            return Woken::Drain;
+        }
         if self.pipe.front().is_none_or(|&(at, _)| at > now) {
             return Woken::Drain;
         }
@@ -148,7 +237,11 @@ impl LinkModel for WiredDir {
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.pipe.front().map(|&(at, _)| at)
+        let landing = self.pipe.front().map(|&(at, _)| at);
+        match self.held_drops.front() {
+            Some(&(at, _)) => Some(landing.map_or(at, |l| l.min(at))),
+            None => landing,
+        }
     }
 
     /// Drops only: arrivals leave through `handle_timeout`.
@@ -156,16 +249,29 @@ impl LinkModel for WiredDir {
         self.out.pop_front()
     }
 
+    /// The pipe, and the drops held until their packets arrive (still in flight upstream).
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
         self.pipe.iter().for_each(|(_, p)| f(p));
+        for (_, drop) in &self.held_drops {
+            if let LinkOutput::Dropped { pkt, .. } = drop {
+                f(pkt);
+            }
+        }
     }
 
+    /// Packets accepted ahead of their arrival are not counted before it.
     fn metrics(&self, now: SimTime) -> LinkMetrics {
         let (queue_packets, queue_bytes) = self.queue_at(now);
+        let (early, early_bytes) = self
+            .waiting
+            .iter()
+            .rev()
+            .take_while(|w| w.arrival > now)
+            .fold((0, 0), |(n, b), w| (n + 1, b + w.bytes as u64));
         LinkMetrics {
-            tx_packets: self.tx_packets,
-            tx_bytes: self.tx_bytes,
-            tx_units: self.tx_packets,
+            tx_packets: self.tx_packets - early,
+            tx_bytes: self.tx_bytes - early_bytes,
+            tx_units: self.tx_packets - early,
             queue_packets,
             queue_bytes,
             rate_bps: self.rate_bps as f64,
@@ -184,6 +290,10 @@ impl LinkModel for WiredDir {
                 Some(LinkOutput::Dropped { pkt, .. }) => Some(pkt),
                 _ => None,
             },
+            LastWire::HeldLost => match self.held_drops.back() {
+                Some((_, LinkOutput::Dropped { pkt, .. })) => Some(pkt),
+                _ => None,
+            },
         }
     }
 
@@ -193,6 +303,11 @@ impl LinkModel for WiredDir {
         self.settle(end);
         self.tx_packets -= self.waiting.len() as u64;
         self.tx_bytes -= self.waiting_bytes;
+        // Packets accepted ahead of an arrival after the end never reached this queue.
+        while let Some(w) = self.waiting.back().copied().filter(|w| w.arrival > end) {
+            self.waiting.pop_back();
+            self.waiting_bytes -= w.bytes as u64;
+        }
     }
 }
 

@@ -3,15 +3,18 @@
 //! replication. Every copy keeps the packet's identity (uid) for tracing; copies are
 //! counted so that conservation reads sent + replicated = delivered + dropped + in flight.
 
+mod cut;
 mod groups;
 mod routes;
 
+pub(crate) use cut::{LaterCapture, MANY_INPUTS};
 pub(crate) use groups::{Group, Groups};
 pub(crate) use routes::{Edge, Routes};
 
 use crate::engine::EventQueue;
 use crate::link::{AnyLink, DropCause, Enqueued, LinkModel, LinkOutput, NextHop, Woken};
 use crate::world::{Event, World};
+use std::collections::VecDeque;
 use xlayer_proto::{Dir, Packet, SimTime};
 
 pub(crate) struct NodeRt {
@@ -38,6 +41,14 @@ pub(crate) struct LinkRt {
     pub drops: [u64; DropCause::COUNT],
     /// Index of the capture this link writes to, if any.
     pub capture: Option<usize>,
+    /// Its only input, when it has one and the cut-through covers both (`net/cut.rs`),
+    /// else `MANY_INPUTS`.
+    pub sole_input: u32,
+    /// It is some link's only input.
+    pub feeds_alone: bool,
+    /// Bytes that crossed it by cut-through, with their landing times, until the time
+    /// series counts them (only with the series on).
+    pub landed_later: VecDeque<(SimTime, u32)>,
 }
 
 impl World {
@@ -86,12 +97,33 @@ impl World {
     /// Hand a packet to a link, capture what it put on the wire, and take what came out.
     fn send_on(&mut self, link: u32, pkt: Packet, to: NextHop<'_>) {
         let l = &mut self.links[link as usize];
+        if l.feeds_alone && !pkt.dst.is_group() {
+            return self.cut_through(link, pkt);
+        }
         let enqueued = l.model.enqueue(self.now, pkt, to);
-        if let Some(c) = l.capture {
-            if let Some(Err(e)) = l.model.last_on_wire().map(|pkt| self.captures[c].write(self.now, pkt)) {
-                self.capture_error.get_or_insert(e);
+        self.after_enqueue(link, self.now, enqueued);
+    }
+
+    /// Capture what an enqueue reaching the link at `at` put on the wire, then re-arm
+    /// the link's wake-up or drain its drops.
+    #[inline]
+    fn after_enqueue(&mut self, link: u32, at: SimTime, enqueued: Enqueued) {
+        if let Some(c) = self.links[link as usize].capture {
+            if at > self.now {
+                if let Some(pkt) = self.links[link as usize].model.last_on_wire() {
+                    let pkt = pkt.clone();
+                    self.capture(c, at, &pkt);
+                }
+            } else {
+                self.flush_captures(at);
+                if let Some(Err(e)) =
+                    self.links[link as usize].model.last_on_wire().map(|p| self.captures[c].write(at, p))
+                {
+                    self.capture_error.get_or_insert(e);
+                }
             }
         }
+        let l = &mut self.links[link as usize];
         match enqueued {
             Enqueued::Quiet { wake } => arm(&mut self.queue, self.now, link, &mut l.wake, wake),
             Enqueued::Drain => {
@@ -124,7 +156,7 @@ impl World {
     }
 
     /// Take everything a link produced (after `enqueue`: drops only, by the contract).
-    fn drain_link(&mut self, link: u32, after_enqueue: bool) {
+    pub(crate) fn drain_link(&mut self, link: u32, after_enqueue: bool) {
         while let Some(out) = self.links[link as usize].model.poll_output() {
             match out {
                 LinkOutput::Delivered { pkt, node } => {
@@ -146,7 +178,7 @@ impl World {
     }
 
     /// Make sure the link will be woken at its next deadline.
-    fn rearm_link(&mut self, link: u32) {
+    pub(crate) fn rearm_link(&mut self, link: u32) {
         let l = &mut self.links[link as usize];
         arm(&mut self.queue, self.now, link, &mut l.wake, l.model.poll_timeout());
     }

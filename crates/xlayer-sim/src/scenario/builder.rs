@@ -10,7 +10,7 @@ use crate::channel::loss::{LossModel, LossProcess};
 use crate::engine::{stream, EventQueue, Fingerprint};
 use crate::link::trace::TraceLink;
 use crate::link::{AnyLink, DropCause, LinkContext, WiredDir};
-use crate::net::{Group, Groups, LinkRt, NodeRt};
+use crate::net::{Group, Groups, LinkRt, NodeRt, MANY_INPUTS};
 use crate::stats::{Conservation, Series};
 use crate::trace::pcap::PcapWriter;
 use crate::world::{Event, World};
@@ -127,6 +127,9 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         flows: Vec::with_capacity(s.flows.len()),
         endpoints: Vec::with_capacity(2 * s.flows.len()),
         captures,
+        captures_later: Default::default(),
+        captures_held: 0,
+        cut_planned: false,
         capture_error: None,
         next_uid: 0,
         record_flows: s.output.flows,
@@ -174,6 +177,9 @@ fn link_rt(link: &str, direction: String, model: AnyLink, tag: u64, component: u
         bytes_since_sample: 0,
         drops: [0; DropCause::COUNT],
         capture: None,
+        sole_input: MANY_INPUTS,
+        feeds_alone: false,
+        landed_later: Default::default(),
     }
 }
 

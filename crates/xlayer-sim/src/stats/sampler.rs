@@ -15,6 +15,10 @@ impl World {
         let base = self.flows.len() as u32;
         for (i, l) in self.links.iter_mut().enumerate() {
             let e = base + i as u32;
+            while l.landed_later.front().is_some_and(|&(at, _)| at <= self.now) {
+                let (_, bytes) = l.landed_later.pop_front().expect("checked");
+                l.bytes_since_sample += bytes as u64;
+            }
             let m = l.model.metrics(self.now);
             self.series.push(t, e, "queue_bytes", m.queue_bytes as f64);
             self.series.push(t, e, "queue_packets", m.queue_packets as f64);

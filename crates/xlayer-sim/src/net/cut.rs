@@ -1,0 +1,164 @@
+//! Cut-through: a packet crosses a node without an event where nothing else can enter
+//! the link it leaves by.
+//!
+//! A wired direction B whose only input is one wired direction A (every route through B
+//! comes in over A, and no endpoint at A's far end sends over B) sees A's packets in A's
+//! landing order and nothing else, so its queue, line and loss can be decided for a
+//! packet the moment A accepts it, as of the instant it will land: the packet goes
+//! straight into B (`WiredDir::pass`, `enqueue_at`), and the event of its landing at the
+//! node between them is never queued. On a dumbbell this removes the hop after the
+//! bottleneck on both the data and the ACK path (one host per access link).
+//!
+//! The flow and link tables are those of hop-by-hop forwarding: what was observable at
+//! the skipped node stays where it was in time (`WiredDir` reports B's drops at the
+//! arrival and leaves early packets out of its sampled queue and counters; A's bytes
+//! count in the time series when they land; captures are written in time order). Event
+//! counts and fingerprints differ from hop-by-hop forwarding, and events at one instant
+//! may be handled in another order (a landing's event is queued earlier).
+
+use crate::link::{AnyLink, LinkModel};
+use crate::world::World;
+use std::cmp::Reverse;
+use xlayer_proto::{Packet, SimTime};
+
+/// `LinkRt::sole_input` of a link fed by several inputs, by a local endpoint, by group
+/// trees, or by a model the cut-through does not cover.
+pub(crate) const MANY_INPUTS: u32 = u32::MAX;
+
+/// A captured packet stamped later than now, written once the clock reaches its stamp.
+pub(crate) struct LaterCapture {
+    pub at: SimTime,
+    pub order: u64,
+    pub capture: usize,
+    pub pkt: Packet,
+}
+
+impl PartialEq for LaterCapture {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.order) == (other.at, other.order)
+    }
+}
+impl Eq for LaterCapture {}
+impl PartialOrd for LaterCapture {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for LaterCapture {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.order).cmp(&(other.at, other.order))
+    }
+}
+
+impl World {
+    /// Find each wired direction's only input, from the routes of every flow (data one
+    /// way, acknowledgements the other). Done once, before the first event.
+    pub(crate) fn plan_cut_through(&mut self) {
+        const NONE: u32 = u32::MAX - 1;
+        let mut input = vec![NONE; self.links.len()];
+        if self.groups.all.is_empty() {
+            let mut walk = |from: u32, to: u32| {
+                let (mut node, mut prev) = (from, MANY_INPUTS);
+                while node != to {
+                    let hop = self.routes.next_hop(node, to);
+                    let slot = &mut input[hop.link as usize];
+                    *slot = if *slot == NONE || *slot == prev { prev } else { MANY_INPUTS };
+                    (node, prev) = (hop.next, hop.link);
+                }
+            };
+            for f in &self.flows {
+                for &(receiver, _) in &f.receivers {
+                    walk(f.src, receiver);
+                    walk(receiver, f.src);
+                }
+            }
+        }
+        let wired: Vec<bool> = self.links.iter().map(|l| matches!(l.model, AnyLink::Wired(_))).collect();
+        for (b, &a) in input.iter().enumerate() {
+            let alone = a < NONE && wired[a as usize] && wired[b];
+            self.links[b].sole_input = if alone { a } else { MANY_INPUTS };
+            if alone {
+                self.links[a as usize].feeds_alone = true;
+            }
+        }
+        self.cut_planned = true;
+    }
+
+    /// Forward hop by hop, with an event at every node: the reference the cut-through is
+    /// checked against (`tests/cut_through.rs`). Call before the run starts.
+    pub fn hop_by_hop(&mut self) {
+        for l in &mut self.links {
+            l.sole_input = MANY_INPUTS;
+            l.feeds_alone = false;
+        }
+        self.cut_planned = true;
+    }
+
+    /// `pkt` enters `link` (a wired direction that is some direction's only input) now:
+    /// hand it on from direction to direction while the next one has no other input.
+    pub(crate) fn cut_through(&mut self, mut link: u32, pkt: Packet) {
+        let now = self.now;
+        let mut arrival = now;
+        loop {
+            let l = &self.links[link as usize];
+            let AnyLink::Wired(w) = &l.model else { unreachable!("only wired directions feed alone") };
+            let node = w.to_node;
+            let next = (l.feeds_alone && node != pkt.dst.0)
+                .then(|| self.routes.next_hop(node, pkt.dst.0).link)
+                .filter(|&b| self.links[b as usize].sole_input == link);
+            let l = &mut self.links[link as usize];
+            let AnyLink::Wired(w) = &mut l.model else { unreachable!() };
+            let Some(next) = next else {
+                let enqueued = w.enqueue_at(now, arrival, pkt);
+                return self.after_enqueue(link, arrival, enqueued);
+            };
+            match w.pass(now, arrival, &pkt) {
+                Some(landing) => {
+                    if self.series_interval.is_some() {
+                        l.landed_later.push_back((landing, pkt.size_bytes));
+                    }
+                    if let Some(c) = l.capture {
+                        self.capture(c, arrival, &pkt);
+                    }
+                    (link, arrival) = (next, landing);
+                }
+                None => {
+                    if let Some(c) = l.capture {
+                        if let Some(lost) = l.model.last_on_wire() {
+                            let lost = lost.clone();
+                            self.capture(c, arrival, &lost);
+                        }
+                    }
+                    if arrival == now {
+                        self.drain_link(link, true);
+                    }
+                    return self.rearm_link(link);
+                }
+            }
+        }
+    }
+
+    /// Write a captured packet stamped `at`: now, or once the clock reaches `at`.
+    pub(crate) fn capture(&mut self, capture: usize, at: SimTime, pkt: &Packet) {
+        if at > self.now {
+            let order = self.captures_held;
+            self.captures_held += 1;
+            self.captures_later.push(Reverse(LaterCapture { at, order, capture, pkt: pkt.clone() }));
+            return;
+        }
+        self.flush_captures(at);
+        if let Err(e) = self.captures[capture].write(at, pkt) {
+            self.capture_error.get_or_insert(e);
+        }
+    }
+
+    /// Write the held captures stamped at or before `until`, in time order.
+    pub(crate) fn flush_captures(&mut self, until: SimTime) {
+        while self.captures_later.peek().is_some_and(|Reverse(c)| c.at <= until) {
+            let Reverse(c) = self.captures_later.pop().expect("peeked");
+            if let Err(e) = self.captures[c.capture].write(c.at, &c.pkt) {
+                self.capture_error.get_or_insert(e);
+            }
+        }
+    }
+}
