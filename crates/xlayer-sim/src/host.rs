@@ -3,6 +3,7 @@
 //! host, one per potential member for a group); packets reach them by demultiplexing on
 //! (node, flow) and direction.
 
+use crate::engine::Lane;
 use crate::stats::FlowStats;
 use crate::world::{Event, World};
 use xlayer_proto::agents::CrossLayerInfo;
@@ -97,10 +98,10 @@ impl World {
             stats: FlowStats::default(),
         });
         if f.start < self.end {
-            self.queue.push(f.start, Event::Start { flow });
+            self.queue.push(Lane::Timers, f.start, Event::Start { flow });
         }
         if f.stop < self.end {
-            self.queue.push(f.stop, Event::Stop { flow });
+            self.queue.push(Lane::Timers, f.stop, Event::Stop { flow });
         }
     }
 

@@ -7,7 +7,7 @@
 //! protocol and no link model.
 
 use crate::engine::watchdog::Watchdog;
-use crate::engine::{EventQueue, Fingerprint};
+use crate::engine::{EventQueue, Fingerprint, Lane};
 use crate::host::{EndpointRt, FlowRt};
 use crate::link::LinkModel;
 use crate::net::{Groups, LaterCapture, LinkRt, NodeRt, Routes};
@@ -18,6 +18,7 @@ use std::collections::BinaryHeap;
 use xlayer_proto::endpoint::Transmit;
 use xlayer_proto::{SimDur, SimTime};
 
+#[derive(Clone, Copy)]
 pub(crate) enum Event {
     /// A link asked to be woken (a packet reaches the far end, a TTI or slot boundary,
     /// an ARQ timer, ...).
@@ -183,7 +184,7 @@ impl World {
         let pending = &mut self.endpoints[endpoint as usize].wake;
         if d < *pending {
             *pending = d;
-            self.queue.push(d, Event::Wake { endpoint });
+            self.queue.push(Lane::Timers, d, Event::Wake { endpoint });
         }
     }
 }

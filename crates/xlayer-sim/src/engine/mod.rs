@@ -7,6 +7,6 @@ mod rng;
 pub(crate) mod watchdog;
 
 pub use fingerprint::Fingerprint;
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Lane};
 pub use rng::{stream, uniform, Rng, RNG_ALGORITHM};
 pub use watchdog::{Stall, INSTANT_EVENT_LIMIT};

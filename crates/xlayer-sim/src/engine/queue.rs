@@ -1,71 +1,69 @@
-//! The event queue: a binary min-heap ordered by (time, insertion sequence), so events at
-//! the same instant fire in the order they were scheduled, on every platform.
+//! The event queue: min-heaps ordered by (time, insertion sequence), so events at the
+//! same instant fire in the order they were scheduled, on every platform.
+//!
+//! Two lanes share one sequence counter: packet events (a link's next landing: most of a
+//! run's events) and timers (endpoint wake-ups, starts, stops, samples: at most one per
+//! component, mostly far ahead). Each lane is its own heap and a pop takes the smaller of
+//! the two tops, which is the order one heap of both would give, so the lanes change no
+//! event's turn; they keep the many rarely-firing timers out of the heap that every packet
+//! sifts through.
 //!
 //! Hand-rolled rather than `std::collections::BinaryHeap` because profiling showed the
 //! pop dominating the run: here the ordering key is one `u128` (time in the high half,
-//! sequence in the low half; one compare), and sifting moves a hole instead of swapping.
+//! sequence in the low half; one compare), and sifts move a hole, not swapped pairs.
 
 use xlayer_proto::SimTime;
 
+/// Which heap an event waits in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Packets = 0,
+    Timers = 1,
+}
+
+#[derive(Clone, Copy)]
 struct Entry<E> {
     key: u128,
     event: E,
 }
 
-pub struct EventQueue<E> {
-    heap: Vec<Entry<E>>,
-    next_seq: u64,
-}
+struct Heap<E>(Vec<Entry<E>>);
 
-impl<E> Default for EventQueue<E> {
-    fn default() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), next_seq: 0 }
+impl<E: Copy> Heap<E> {
+    /// The smallest key, or `u128::MAX` when empty (no real key is: sequences are finite).
+    #[inline(always)]
+    fn top(&self) -> u128 {
+        self.0.first().map_or(u128::MAX, |e| e.key)
     }
-}
 
-fn key(time: SimTime, seq: u64) -> u128 {
-    (time.0 as u128) << 64 | seq as u128
-}
-
-impl<E> EventQueue<E> {
-    pub fn push(&mut self, time: SimTime, event: E) {
-        let entry = Entry { key: key(time, self.next_seq), event };
-        self.next_seq += 1;
-        // Sift up: move parents down until the new entry's place is found.
-        let mut i = self.heap.len();
-        self.heap.push(entry);
-        let k = self.heap[i].key;
+    /// Sift up with a hole: parents move down one copy each until the entry's place.
+    fn push(&mut self, entry: Entry<E>) {
+        let h = &mut self.0;
+        let mut i = h.len();
+        h.push(entry);
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.heap[parent].key <= k {
+            if h[parent].key <= entry.key {
                 break;
             }
-            self.heap.swap(i, parent);
+            h[i] = h[parent];
             i = parent;
         }
+        h[i] = entry;
     }
 
-    /// The earliest event if it is due at or before `limit`.
+    /// Floyd's pop: the hole left by the root goes down to a leaf along the smaller
+    /// children (one compare a level), then the last entry rises from there. The last
+    /// entry is usually among the latest, so it rises little.
     #[inline(always)]
-    pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        let first = self.heap.first()?;
-        if (first.key >> 64) as u64 > limit.0 {
-            return None;
+    fn pop(&mut self) -> Entry<E> {
+        let h = &mut self.0;
+        let last = h.pop().expect("not empty");
+        let n = h.len();
+        if n == 0 {
+            return last;
         }
-        let last = self.heap.pop().expect("not empty");
-        let top = if self.heap.is_empty() {
-            last
-        } else {
-            let top = std::mem::replace(&mut self.heap[0], last);
-            self.sift_down();
-            top
-        };
-        Some((SimTime((top.key >> 64) as u64), top.event))
-    }
-
-    fn sift_down(&mut self) {
-        let n = self.heap.len();
-        let k = self.heap[0].key;
+        let top = h[0];
         let mut i = 0;
         loop {
             let left = 2 * i + 1;
@@ -74,20 +72,62 @@ impl<E> EventQueue<E> {
             }
             let right = left + 1;
             // Branch-free choice of the smaller child (the compare is unpredictable).
-            let child = left + (right < n && self.heap[right].key < self.heap[left].key) as usize;
-            if self.heap[child].key >= k {
-                break;
-            }
-            self.heap.swap(i, child);
+            let child = left + (right < n && h[right].key < h[left].key) as usize;
+            h[i] = h[child];
             i = child;
         }
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if h[parent].key <= last.key {
+                break;
+            }
+            h[i] = h[parent];
+            i = parent;
+        }
+        h[i] = last;
+        top
+    }
+}
+
+pub struct EventQueue<E> {
+    lanes: [Heap<E>; 2],
+    next_seq: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        EventQueue { lanes: [Heap(Vec::with_capacity(1024)), Heap(Vec::with_capacity(256))], next_seq: 0 }
+    }
+}
+
+fn key(time: SimTime, seq: u64) -> u128 {
+    (time.0 as u128) << 64 | seq as u128
+}
+
+impl<E: Copy> EventQueue<E> {
+    pub fn push(&mut self, lane: Lane, time: SimTime, event: E) {
+        let entry = Entry { key: key(time, self.next_seq), event };
+        self.next_seq += 1;
+        self.lanes[lane as usize].push(entry);
+    }
+
+    /// The earliest event of either lane if it is due at or before `limit`.
+    #[inline(always)]
+    pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
+        let (packets, timers) = (self.lanes[0].top(), self.lanes[1].top());
+        let (first, lane) = if packets <= timers { (packets, 0) } else { (timers, 1) };
+        if first == u128::MAX || (first >> 64) as u64 > limit.0 {
+            return None;
+        }
+        let top = self.lanes[lane].pop();
+        Some((SimTime((top.key >> 64) as u64), top.event))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.lanes[0].0.len() + self.lanes[1].0.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -98,10 +138,10 @@ mod tests {
     #[test]
     fn ties_fire_in_insertion_order() {
         let mut q = EventQueue::default();
-        q.push(SimTime(5), 'b');
-        q.push(SimTime(1), 'a');
-        q.push(SimTime(5), 'c');
-        q.push(SimTime(9), 'd');
+        q.push(Lane::Timers, SimTime(5), 'b');
+        q.push(Lane::Packets, SimTime(1), 'a');
+        q.push(Lane::Packets, SimTime(5), 'c');
+        q.push(Lane::Timers, SimTime(9), 'd');
         let mut out = vec![];
         while let Some((_, e)) = q.pop_until(SimTime(5)) {
             out.push(e);
@@ -112,8 +152,8 @@ mod tests {
 
     #[test]
     fn pops_in_order_under_random_pushes_and_pops() {
-        // A deterministic LCG drives interleaved pushes and pops; every pop must return
-        // the smallest (time, seq) still pending, checked against a sorted model.
+        // A deterministic LCG drives interleaved pushes (to either lane) and pops; every pop
+        // must return the smallest (time, seq) still pending, checked against a sorted model.
         let mut q = EventQueue::default();
         let mut model: Vec<(u64, u64)> = Vec::new();
         let mut x: u64 = 12345;
@@ -122,7 +162,8 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             if (x >> 60) < 10 || model.is_empty() {
                 let t = (x >> 20) % 1000;
-                q.push(SimTime(t), seq);
+                let lane = if x & 1 == 0 { Lane::Packets } else { Lane::Timers };
+                q.push(lane, SimTime(t), seq);
                 model.push((t, seq));
                 seq += 1;
             } else {

@@ -11,7 +11,7 @@ pub(crate) use cut::{LaterCapture, MANY_INPUTS};
 pub(crate) use groups::{Group, Groups};
 pub(crate) use routes::{Edge, Routes};
 
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, Lane};
 use crate::link::{AnyLink, DropCause, Enqueued, LinkModel, LinkOutput, NextHop, Woken};
 use crate::world::{Event, World};
 use std::collections::VecDeque;
@@ -211,6 +211,6 @@ fn arm(queue: &mut EventQueue<Event>, now: SimTime, link: u32, pending: &mut Sim
     let d = d.max(now);
     if d < *pending {
         *pending = d;
-        queue.push(d, Event::LinkWake { link });
+        queue.push(Lane::Packets, d, Event::LinkWake { link });
     }
 }

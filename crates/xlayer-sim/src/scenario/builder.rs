@@ -7,7 +7,7 @@ use super::topology;
 use super::units::QueueLimit;
 use super::ScenarioError;
 use crate::channel::loss::{LossModel, LossProcess};
-use crate::engine::{stream, EventQueue, Fingerprint};
+use crate::engine::{stream, EventQueue, Fingerprint, Lane};
 use crate::link::trace::TraceLink;
 use crate::link::{AnyLink, DropCause, LinkContext, WiredDir};
 use crate::net::{Group, Groups, LinkRt, NodeRt, MANY_INPUTS};
@@ -104,11 +104,13 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
             let node = index(&m.node);
             match m.join.map_or(SimDur::ZERO, |d| d.0) {
                 SimDur::ZERO => group.join(node),
-                at if SimTime::ZERO + at < end => queue.push(SimTime::ZERO + at, Event::Join { group: g as u32, node }),
+                at if SimTime::ZERO + at < end => {
+                    queue.push(Lane::Timers, SimTime::ZERO + at, Event::Join { group: g as u32, node })
+                }
                 _ => {}
             }
             if let Some(leave) = m.leave.map(|d| SimTime::ZERO + d.0).filter(|&t| t < end) {
-                queue.push(leave, Event::Leave { group: g as u32, node });
+                queue.push(Lane::Timers, leave, Event::Leave { group: g as u32, node });
             }
         }
         groups.all.push(group);
@@ -148,7 +150,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         world.add_flow(registry::flow_setup(f, i, place(s, &nodes, f)));
     }
     if series_interval.is_some() {
-        world.queue.push(SimTime::ZERO, Event::Sample);
+        world.queue.push(Lane::Timers, SimTime::ZERO, Event::Sample);
     }
     Ok(world)
 }

@@ -1,6 +1,7 @@
 //! The time-series sampler: every `series_interval`, each flow's sender gauges (entity:
 //! the flow) and each link's queue and throughput (entity: the link).
 
+use crate::engine::Lane;
 use crate::link::LinkModel;
 use crate::world::{Event, World};
 
@@ -27,7 +28,7 @@ impl World {
             l.bytes_since_sample = 0;
         }
         if self.now + interval <= self.end {
-            self.queue.push(self.now + interval, Event::Sample);
+            self.queue.push(Lane::Timers, self.now + interval, Event::Sample);
         }
     }
 }
