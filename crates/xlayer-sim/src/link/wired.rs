@@ -101,12 +101,24 @@ impl WiredDir {
     }
 
     /// Packets and bytes in the output queue at `t` (not counting the one on the line):
-    /// the waiting packets that have arrived and not started by then.
+    /// the waiting packets that have arrived and not started by then. Those that have
+    /// started are a prefix (start order), those still to arrive a suffix (arrival
+    /// order is start order), and both are short: settling trims the first at every
+    /// enqueue, and only the cut-through makes the second.
     fn queue_at(&self, t: SimTime) -> (u64, u64) {
-        self.waiting
-            .iter()
-            .filter(|w| w.arrival <= t && w.start > t)
-            .fold((0, 0), |(n, b), w| (n + 1, b + w.bytes as u64))
+        let (started, started_bytes) = Self::count(self.waiting.iter().take_while(|w| w.start <= t));
+        let (early, early_bytes) = self.not_arrived(t);
+        let n = self.waiting.len() as u64 - started - early;
+        (n, self.waiting_bytes - started_bytes - early_bytes)
+    }
+
+    /// Waiting packets accepted ahead of an arrival after `t` (`enqueue_at`), and bytes.
+    fn not_arrived(&self, t: SimTime) -> (u64, u64) {
+        Self::count(self.waiting.iter().rev().take_while(|w| w.arrival > t))
+    }
+
+    fn count<'a>(w: impl Iterator<Item = &'a Waiting>) -> (u64, u64) {
+        w.fold((0, 0), |(n, b), w| (n + 1, b + w.bytes as u64))
     }
 
     /// Packets and bytes that will still wait at `arrival` (once `settle(now)` ran).
@@ -262,12 +274,7 @@ impl LinkModel for WiredDir {
     /// Packets accepted ahead of their arrival are not counted before it.
     fn metrics(&self, now: SimTime) -> LinkMetrics {
         let (queue_packets, queue_bytes) = self.queue_at(now);
-        let (early, early_bytes) = self
-            .waiting
-            .iter()
-            .rev()
-            .take_while(|w| w.arrival > now)
-            .fold((0, 0), |(n, b), w| (n + 1, b + w.bytes as u64));
+        let (early, early_bytes) = self.not_arrived(now);
         LinkMetrics {
             tx_packets: self.tx_packets - early,
             tx_bytes: self.tx_bytes - early_bytes,

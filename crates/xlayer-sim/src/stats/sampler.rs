@@ -9,6 +9,8 @@ impl World {
     pub(crate) fn sample(&mut self) {
         let Some(interval) = self.series_interval else { return };
         let t = self.now.as_secs_f64();
+        let before = self.series.len();
+        self.series.reserve(self.series.rows_per_instant);
         for (i, f) in self.flows.iter().enumerate() {
             let series = &mut self.series;
             self.endpoints[f.sender as usize].ep.gauges(&mut |name, v| series.push(t, i as u32, name, v));
@@ -27,6 +29,7 @@ impl World {
             self.series.push(t, e, "throughput_bps", bps);
             l.bytes_since_sample = 0;
         }
+        self.series.rows_per_instant = self.series.len() - before;
         if self.now + interval <= self.end {
             self.queue.push(Lane::Timers, self.now + interval, Event::Sample);
         }

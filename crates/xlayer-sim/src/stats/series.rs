@@ -11,6 +11,11 @@ pub struct Series {
     pub metric: Vec<u16>,
     pub value: Vec<f64>,
     pub metric_names: Vec<&'static str>,
+    /// Where the next metric name is looked for first: the one after the last found.
+    /// Samples report their metrics in the same order every interval.
+    next_metric: usize,
+    /// Rows the last sampling instant added (`World::sample` reserves that many).
+    pub(crate) rows_per_instant: usize,
 }
 
 impl Series {
@@ -26,15 +31,26 @@ impl Series {
     /// literal: compare addresses first, text only when that fails.
     fn metric_index(&mut self, metric: &'static str) -> u16 {
         let names = &self.metric_names;
-        let found =
-            names.iter().position(|&n| std::ptr::eq(n, metric)).or_else(|| names.iter().position(|&n| n == metric));
-        match found {
-            Some(i) => i as u16,
-            None => {
-                self.metric_names.push(metric);
-                (self.metric_names.len() - 1) as u16
-            }
-        }
+        let guess = names.get(self.next_metric).is_some_and(|&n| std::ptr::eq(n, metric));
+        let found = if guess {
+            Some(self.next_metric)
+        } else {
+            names.iter().position(|&n| std::ptr::eq(n, metric)).or_else(|| names.iter().position(|&n| n == metric))
+        };
+        let i = found.unwrap_or_else(|| {
+            self.metric_names.push(metric);
+            self.metric_names.len() - 1
+        });
+        self.next_metric = if i + 1 == self.metric_names.len() { 0 } else { i + 1 };
+        i as u16
+    }
+
+    /// Room for `rows` more samples, so one sampling instant grows the columns once.
+    pub fn reserve(&mut self, rows: usize) {
+        self.time_s.reserve(rows);
+        self.entity.reserve(rows);
+        self.metric.reserve(rows);
+        self.value.reserve(rows);
     }
 
     pub fn metric_name(&self, i: usize) -> &'static str {
