@@ -5,7 +5,8 @@
 //!
 //! Run: `cargo bench -p xlayer-sim --bench dumbbell` (add `-- quick` for 10 s runs,
 //! `-- once [FLOWS] [probes]` for a single run, by default of one flow with probes off,
-//! e.g. under a profiler; add `sack` to run the flows with SACK-based recovery, RFC 6675).
+//! e.g. under a profiler; add `sack` to run the flows with SACK-based recovery, RFC 6675,
+//! and `cubic` for CUBIC, RFC 9438).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -15,10 +16,15 @@ use xlayer_sim::Scenario;
 
 fn measure(flows: usize, output: &str, duration: &str, repeats: usize) -> (f64, u64, u64) {
     let mut toml = common::dumbbell(flows, "10Mbps", "25ms", "100pkt", duration, output);
-    if std::env::args().any(|a| a == "sack") {
+    let arg = |name: &str| std::env::args().any(|a| a == name);
+    let tcp: Vec<&str> = [(arg("sack"), "sack = true"), (arg("cubic"), "congestion_control = \"cubic\"")]
+        .into_iter()
+        .filter_map(|(on, option)| on.then_some(option))
+        .collect();
+    if !tcp.is_empty() {
         let bulk = "app = { kind = \"bulk\" }\n";
-        toml = toml.replace(bulk, &format!("{bulk}tcp = {{ sack = true }}\n"));
-        assert!(toml.contains("sack = true"), "the dumbbell's flows changed shape");
+        toml = toml.replace(bulk, &format!("{bulk}tcp = {{ {} }}\n", tcp.join(", ")));
+        assert!(toml.contains("tcp = {"), "the dumbbell's flows changed shape");
     }
     let s = Scenario::from_toml(&toml).unwrap();
     let mut best = f64::INFINITY;
