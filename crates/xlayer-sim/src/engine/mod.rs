@@ -1,6 +1,7 @@
 //! Event engine primitives: the time-ordered queue, per-component RNG streams and the
 //! event-stream fingerprint. The world that uses them lives in `crate::world`.
 
+mod calendar;
 mod fingerprint;
 mod queue;
 mod rng;

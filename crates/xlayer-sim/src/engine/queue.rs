@@ -12,6 +12,7 @@
 //! pop dominating the run: here the ordering key is one `u128` (time in the high half,
 //! sequence in the low half; one compare), and sifts move a hole, not swapped pairs.
 
+use super::calendar::Calendar;
 use xlayer_proto::SimTime;
 
 /// Which heap an event waits in.
@@ -22,22 +23,22 @@ pub enum Lane {
 }
 
 #[derive(Clone, Copy)]
-struct Entry<E> {
-    key: u128,
-    event: E,
+pub(super) struct Entry<E> {
+    pub key: u128,
+    pub event: E,
 }
 
-struct Heap<E>(Vec<Entry<E>>);
+pub(super) struct Heap<E>(pub Vec<Entry<E>>);
 
 impl<E: Copy> Heap<E> {
     /// The smallest key, or `u128::MAX` when empty (no real key is: sequences are finite).
     #[inline(always)]
-    fn top(&self) -> u128 {
+    pub fn top(&self) -> u128 {
         self.0.first().map_or(u128::MAX, |e| e.key)
     }
 
     /// Sift up with a hole: parents move down one copy each until the entry's place.
-    fn push(&mut self, entry: Entry<E>) {
+    pub fn push(&mut self, entry: Entry<E>) {
         let h = &mut self.0;
         let mut i = h.len();
         h.push(entry);
@@ -56,7 +57,7 @@ impl<E: Copy> Heap<E> {
     /// children (one compare a level), then the last entry rises from there. The last
     /// entry is usually among the latest, so it rises little.
     #[inline(always)]
-    fn pop(&mut self) -> Entry<E> {
+    pub fn pop(&mut self) -> Entry<E> {
         let h = &mut self.0;
         let last = h.pop().expect("not empty");
         let n = h.len();
@@ -90,13 +91,14 @@ impl<E: Copy> Heap<E> {
 }
 
 pub struct EventQueue<E> {
-    lanes: [Heap<E>; 2],
+    packets: Calendar<E>,
+    timers: Heap<E>,
     next_seq: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { lanes: [Heap(Vec::with_capacity(1024)), Heap(Vec::with_capacity(256))], next_seq: 0 }
+        EventQueue { packets: Calendar::default(), timers: Heap(Vec::with_capacity(256)), next_seq: 0 }
     }
 }
 
@@ -108,23 +110,26 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, lane: Lane, time: SimTime, event: E) {
         let entry = Entry { key: key(time, self.next_seq), event };
         self.next_seq += 1;
-        self.lanes[lane as usize].push(entry);
+        match lane {
+            Lane::Packets => self.packets.push(entry),
+            Lane::Timers => self.timers.push(entry),
+        }
     }
 
     /// The earliest event of either lane if it is due at or before `limit`.
     #[inline(always)]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        let (packets, timers) = (self.lanes[0].top(), self.lanes[1].top());
-        let (first, lane) = if packets <= timers { (packets, 0) } else { (timers, 1) };
+        let (packets, timers) = (self.packets.top(), self.timers.top());
+        let first = packets.min(timers);
         if first == u128::MAX || (first >> 64) as u64 > limit.0 {
             return None;
         }
-        let top = self.lanes[lane].pop();
+        let top = if packets <= timers { self.packets.pop() } else { self.timers.pop() };
         Some((SimTime((top.key >> 64) as u64), top.event))
     }
 
     pub fn len(&self) -> usize {
-        self.lanes[0].0.len() + self.lanes[1].0.len()
+        self.packets.len() + self.timers.0.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -152,16 +157,18 @@ mod tests {
 
     #[test]
     fn pops_in_order_under_random_pushes_and_pops() {
-        // A deterministic LCG drives interleaved pushes (to either lane) and pops; every pop
-        // must return the smallest (time, seq) still pending, checked against a sorted model.
+        // A deterministic LCG drives interleaved pushes (to either lane, never earlier
+        // than the last pop, from nanoseconds to seconds ahead: inside the calendar's
+        // ring, beyond it, and across an empty ring) and pops; every pop must return the
+        // smallest (time, seq) still pending, checked against a sorted model.
         let mut q = EventQueue::default();
         let mut model: Vec<(u64, u64)> = Vec::new();
-        let mut x: u64 = 12345;
-        let mut seq = 0;
-        for _ in 0..20_000 {
+        let (mut x, mut seq, mut now): (u64, u64, u64) = (12345, 0, 0);
+        for _ in 0..60_000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             if (x >> 60) < 10 || model.is_empty() {
-                let t = (x >> 20) % 1000;
+                let span = [1_000, 100_000, 30_000_000, 3_000_000_000][(x >> 8) as usize % 4];
+                let t = now + (x >> 20) % span;
                 let lane = if x & 1 == 0 { Lane::Packets } else { Lane::Timers };
                 q.push(lane, SimTime(t), seq);
                 model.push((t, seq));
@@ -170,8 +177,15 @@ mod tests {
                 model.sort();
                 let (t, s) = model.remove(0);
                 assert_eq!(q.pop_until(SimTime::MAX), Some((SimTime(t), s)));
+                now = t;
             }
         }
         assert_eq!(q.len(), model.len());
+        while let Some((t, s)) = q.pop_until(SimTime::MAX) {
+            model.sort();
+            assert_eq!((SimTime(model[0].0), model[0].1), (t, s));
+            model.remove(0);
+        }
+        assert!(model.is_empty());
     }
 }
