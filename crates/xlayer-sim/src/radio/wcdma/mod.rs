@@ -31,7 +31,7 @@ pub use channel::TtiErrors;
 pub use spec::DchSpec;
 
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
 use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, StatusEntry, PDU_HEADER_BYTES};
 use xlayer_proto::{Packet, SimDur, SimTime, TrafficClass};
@@ -134,6 +134,19 @@ pub struct WcdmaDch {
     next_tti: u64,
     clock: SimTime,
     metrics: LinkMetrics,
+    /// Mobiles by their earliest own deadline (a TTI reaching the mobile, a status
+    /// reaching the base station, a WT expiry), so an event visits the due ones only and
+    /// the cost of an event does not grow with the cell.
+    due: BTreeSet<(SimTime, u32)>,
+    /// Each mobile's key in `due` (`None`: nothing of its own pending).
+    due_at: Vec<Option<SimTime>>,
+    /// Mobiles with data waiting to be sent (the next TTI boundary is due while any).
+    has_data: Vec<bool>,
+    backlogged: usize,
+    /// (node, mobile), sorted by node.
+    by_node: Vec<(u32, u32)>,
+    /// Reused by `step`.
+    scratch: Vec<u32>,
 }
 
 impl WcdmaDch {
@@ -159,6 +172,9 @@ impl WcdmaDch {
             .collect();
         let rate_bps = cfg.rate_bps();
         let tb_bytes = cfg.pdu_payload_bytes + PDU_HEADER_BYTES;
+        let n = receivers.len();
+        let mut by_node: Vec<(u32, u32)> = receivers.iter().enumerate().map(|(m, &node)| (node, m as u32)).collect();
+        by_node.sort_unstable();
         WcdmaDch {
             cfg,
             rate_bps,
@@ -169,6 +185,12 @@ impl WcdmaDch {
             next_tti: 0,
             clock: SimTime::ZERO,
             metrics: LinkMetrics { rate_bps, ..Default::default() },
+            due: BTreeSet::new(),
+            due_at: vec![None; n],
+            has_data: vec![false; n],
+            backlogged: 0,
+            by_node,
+            scratch: Vec::new(),
         }
     }
 
@@ -188,27 +210,50 @@ impl WcdmaDch {
     }
 
     fn next_due(&self) -> Option<SimTime> {
+        let own = self.due.first().map(|&(t, _)| t);
+        let tti = (self.backlogged > 0).then(|| self.next_boundary().1);
+        match (own, tti) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Re-index mobile `m` after its state changed: its earliest own deadline, and
+    /// whether it has data to send.
+    fn refresh(&mut self, m: usize) {
+        let mob = &self.mobiles[m];
         let mut due: Option<SimTime> = None;
         let mut at = |t: SimTime| due = Some(due.map_or(t, |d| d.min(t)));
-        let mut pending = false;
-        for m in &self.mobiles {
-            if let Some(t) = m.ttis.get(m.arrived) {
-                at(t.arrive_ms);
+        if let Some(t) = mob.ttis.get(mob.arrived) {
+            at(t.arrive_ms);
+        }
+        if mob.arrived > 0 {
+            at(mob.ttis[0].arrive_bs);
+        }
+        let mut data = false;
+        for e in &mob.entities {
+            if let Some(t) = e.rx.poll_timeout() {
+                at(t);
             }
-            if m.arrived > 0 {
-                at(m.ttis[0].arrive_bs);
+            data |= !e.tx.buffer_status().is_empty();
+        }
+        if due != self.due_at[m] {
+            if let Some(old) = self.due_at[m] {
+                self.due.remove(&(old, m as u32));
             }
-            for e in &m.entities {
-                if let Some(t) = e.rx.poll_timeout() {
-                    at(t);
-                }
-                pending |= !e.tx.buffer_status().is_empty();
+            if let Some(new) = due {
+                self.due.insert((new, m as u32));
+            }
+            self.due_at[m] = due;
+        }
+        if data != self.has_data[m] {
+            self.has_data[m] = data;
+            if data {
+                self.backlogged += 1;
+            } else {
+                self.backlogged -= 1;
             }
         }
-        if pending {
-            at(self.next_boundary().1);
-        }
-        due
     }
 
     /// Process everything due up to `now` (or strictly before it), earliest first.
@@ -224,7 +269,14 @@ impl WcdmaDch {
     /// (so the TTI starting now carries the retransmissions), WT expiries, the TTI.
     fn step(&mut self, t: SimTime) {
         self.clock = t;
-        for m in 0..self.mobiles.len() {
+        // The mobiles with something of their own due, in index order (the order of
+        // their outputs).
+        let mut due = std::mem::take(&mut self.scratch);
+        due.clear();
+        due.extend(self.due.range(..=(t, u32::MAX)).map(|&(_, m)| m));
+        due.sort_unstable();
+        for &m in &due {
+            let m = m as usize;
             while self.mobiles[m].ttis.get(self.mobiles[m].arrived).is_some_and(|x| x.arrive_ms <= t) {
                 self.arrive_at_mobile(m, t);
             }
@@ -238,9 +290,11 @@ impl WcdmaDch {
                     self.drain_receiver(m, e);
                 }
             }
+            self.refresh(m);
         }
+        self.scratch = due;
         let (k, start) = self.next_boundary();
-        if start <= t && self.mobiles.iter().any(|m| m.entities.iter().any(|e| !e.tx.buffer_status().is_empty())) {
+        if start <= t && self.backlogged > 0 {
             self.send_tti(k, start);
             self.next_tti = k + 1;
         }
@@ -252,7 +306,11 @@ impl WcdmaDch {
     /// all the same size, so an entity that declines one has nothing for this TTI.
     fn send_tti(&mut self, k: u64, start: SimTime) {
         let cap = self.cfg.pdus_per_tti as usize;
-        for m in &mut self.mobiles {
+        for i in 0..self.mobiles.len() {
+            if !self.has_data[i] {
+                continue;
+            }
+            let m = &mut self.mobiles[i];
             let (mut n, mut e) = (0, 0);
             while n < cap && e < m.entities.len() {
                 match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
@@ -271,6 +329,7 @@ impl WcdmaDch {
             let arrive_ms = start + self.cfg.tti + self.cfg.delay;
             m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, pdus: n });
             self.metrics.tx_units += n as u64;
+            self.refresh(i);
         }
     }
 
@@ -347,7 +406,8 @@ impl WcdmaDch {
     }
 
     fn enqueue_one(&mut self, pkt: Packet, next_node: u32) {
-        let m = self.mobiles.iter().position(|m| m.node == next_node).expect("next hop is one of this link's mobiles");
+        let at = self.by_node.binary_search_by_key(&next_node, |&(node, _)| node);
+        let m = self.by_node[at.expect("next hop is one of this link's mobiles")].1 as usize;
         let (e, class) = self.class_of(&pkt);
         let bytes = pkt.size_bytes;
         let id = self.store.insert(pkt);
@@ -356,6 +416,7 @@ impl WcdmaDch {
             let pkt = self.store.take(id).expect("just stored");
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
         }
+        self.refresh(m);
     }
 }
 
