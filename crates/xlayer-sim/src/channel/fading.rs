@@ -151,6 +151,61 @@ impl JakesPath {
     }
 }
 
+/// A `JakesPath` sampled on a regular grid t, t + dt, t + 2dt, ... (a scheduler's
+/// slots): each generator's phasor e^{j(ω_n t + θ_n)} turns by e^{jω_n dt} a step, four
+/// multiplications instead of a `cos`. It is re-anchored with exact `sin_cos` every
+/// `REANCHOR` steps and whenever a sample leaves the grid, so rounding cannot drift: its
+/// gains stay within 2e-10 of the direct sum's over a 300 s run, whose own arguments
+/// (ω_n·t up to 10^5 rad) carry rounding of that order. Same process, same statistics:
+/// `tests/fading_validation.rs` compares the two.
+#[derive(Clone, Debug)]
+pub struct JakesGrid {
+    path: JakesPath,
+    dt: f64,
+    /// (cos, sin)(ω_n·dt).
+    turn: Vec<(f64, f64)>,
+    /// (cos, sin)(ω_n·t + θ_n) at the last sample's `t`.
+    phasor: Vec<(f64, f64)>,
+    t: f64,
+    /// Steps since the last exact anchor (0: none yet).
+    steps: u32,
+}
+
+/// Grid steps between exact re-anchors.
+const REANCHOR: u32 = 1024;
+
+impl JakesGrid {
+    pub fn new(path: JakesPath, dt: f64) -> Self {
+        let turn = path.omega.iter().map(|&w| (w * dt).sin_cos()).map(|(s, c)| (c, s)).collect();
+        JakesGrid { phasor: vec![(1.0, 0.0); path.omega.len()], path, dt, turn, t: 0.0, steps: 0 }
+    }
+
+    /// Power gain at `t_s`: one step along the grid from the last sample, the last
+    /// sample again, or anywhere (re-anchored).
+    pub fn gain(&mut self, t_s: f64) -> f64 {
+        let next = self.steps > 0 && self.steps < REANCHOR && ((t_s - self.t) - self.dt).abs() <= 1e-9 * self.dt;
+        if next {
+            for (z, &(c, s)) in self.phasor.iter_mut().zip(&self.turn) {
+                *z = (z.0 * c - z.1 * s, z.1 * c + z.0 * s);
+            }
+            self.steps += 1;
+        } else if !(self.steps > 0 && t_s == self.t) {
+            for ((z, &w), &th) in self.phasor.iter_mut().zip(&self.path.omega).zip(&self.path.theta) {
+                let (s, c) = (w * t_s + th).sin_cos();
+                *z = (c, s);
+            }
+            self.steps = 1;
+        }
+        self.t = t_s;
+        let (re, im) = self
+            .phasor
+            .iter()
+            .zip(&self.path.amp)
+            .fold((0.0, 0.0), |(re, im), (z, &(a, b))| (re + a * z.0, im + b * z.0));
+        re * re + im * im
+    }
+}
+
 /// L equal-power independent paths combined by MRC: total power gain = mean of the
 /// path gains (unit mean; each path carries 1/L of the mean SNR).
 #[derive(Clone, Debug)]

@@ -31,6 +31,7 @@ mod spec;
 
 pub use spec::{ClampApSpec, DownlinkSpec, FadingSpec};
 
+use crate::channel::fading::JakesGrid;
 use crate::link::{DropCause, Enqueued, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use crate::mac::pf::{self, PfUser};
 use crate::scenario::units::QueueLimit;
@@ -122,7 +123,9 @@ impl SharedDownlink {
             Phy { slot_s, bandwidth_hz: cfg.bandwidth_hz, max_rate_bps: cfg.max_rate_bps, mean_snr: cfg.mean_snr };
         let channel = match cfg.fading {
             None => Channel::Fixed,
-            Some((doppler, g)) => Channel::Jakes(spec::jakes_paths(doppler, g, n, ctx)),
+            Some((doppler, g)) => Channel::Jakes(
+                spec::jakes_paths(doppler, g, n, ctx).into_iter().map(|p| JakesGrid::new(p, slot_s)).collect(),
+            ),
         };
         let margin = match cfg.margin_db {
             Some(db) => Margin::fixed(db),

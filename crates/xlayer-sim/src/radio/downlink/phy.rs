@@ -2,19 +2,20 @@
 //! (the one Jakes generator in `channel::fading`), the slot's coded size (18) and the
 //! end-of-slot error rule.
 
-use crate::channel::fading::JakesPath;
+use crate::channel::fading::JakesGrid;
 
 /// Channel of every receiver: either no fading (the deterministic link of Fig. 2: every
 /// slot carries τ_slot·C_max and never fails) or one Jakes process per receiver.
 pub(crate) enum Channel {
     Fixed,
-    Jakes(Vec<JakesPath>),
+    /// One generator per receiver, sampled on the slot grid.
+    Jakes(Vec<JakesGrid>),
 }
 
 impl Channel {
     /// Power gain of receiver `user` at channel time `t_s` (unit mean; infinite for the
     /// fixed channel, which makes (18) saturate at C_max and the error test never fire).
-    pub(crate) fn gain(&self, user: usize, t_s: f64) -> f64 {
+    pub(crate) fn gain(&mut self, user: usize, t_s: f64) -> f64 {
         match self {
             Channel::Fixed => f64::INFINITY,
             Channel::Jakes(paths) => paths[user].gain(t_s),
