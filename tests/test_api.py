@@ -45,6 +45,10 @@ def test_metadata(dumbbell_run: xlayer.RunResult) -> None:
     assert m["version"] == _core.__version__ == xlayer.__version__
     assert "commit" in m
     assert (m["seed"], m["run"], m["scenario_name"]) == (1, 0, "dumbbell")
+    # Built from this checkout (the README's `pip install .`): the commit is recorded at
+    # build time, not looked up in the working directory at run time.
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", _core.__commit__), _core.__commit__
+    assert m["commit"] == _core.__commit__
     assert m["events"] > 0 and m["wall_time_s"] >= 0
     assert m["sim_time_s"] == pytest.approx(5.0)
     assert m["scenario_hash"]

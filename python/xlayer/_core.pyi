@@ -6,6 +6,7 @@ __all__ = [
     "RNG_ALGORITHM",
     "ScenarioError",
     "Simulation",
+    "__commit__",
     "__version__",
     "check_determinism",
     "jakes_power_samples",
@@ -14,6 +15,8 @@ __all__ = [
 ]
 
 __version__: str
+__commit__: str
+"""The git commit the extension was built from (`-dirty` for local changes); empty if unknown."""
 RNG_ALGORITHM: str
 
 class ScenarioError(ValueError):

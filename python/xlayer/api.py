@@ -235,9 +235,9 @@ def version() -> str:
 
 @functools.lru_cache(maxsize=1)
 def commit() -> str | None:
-    """Git commit of this build: recorded by the native module or the installer when
-    available, else `git rev-parse HEAD` of the checkout the package lives in (with a
-    `-dirty` suffix for uncommitted changes), else None."""
+    """Git commit of this build: recorded in the native module when it was built from a
+    checkout (`-dirty` for local changes, see crates/xlayer-py/build.rs), else by the
+    installer, else `git rev-parse HEAD` of the checkout the package lives in, else None."""
     built = getattr(_core, "__commit__", None)
     if built:
         return str(built)

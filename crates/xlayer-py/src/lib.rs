@@ -164,6 +164,8 @@ fn jakes_power_samples(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Set by build.rs: the checkout's commit at build time, empty when unknown.
+    m.add("__commit__", env!("XLAYER_COMMIT"))?;
     m.add("RNG_ALGORITHM", xlayer_sim::engine::RNG_ALGORITHM)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add_class::<Simulation>()?;
