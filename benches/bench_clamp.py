@@ -1,4 +1,4 @@
-"""Benchmarks of the CLAMP reproduction (seed 004).
+"""Benchmarks of the CLAMP reproduction (Andrew & Hanly).
 
     python benches/bench_clamp.py            # Fig. 3 scenario, 300 simulated seconds
     python benches/bench_clamp.py --full     # ... and the full reproduction (minutes)

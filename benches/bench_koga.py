@@ -1,4 +1,4 @@
-"""Benchmarks of the Koga et al. reproduction (seed 000).
+"""Benchmarks of the Koga et al. reproduction (Koga et al.).
 
     python benches/bench_koga.py               # one 60 s run of the Fig. 1 scenario
     python benches/bench_koga.py --full        # ... and the full reproduction

@@ -1,4 +1,4 @@
-"""CLAMP (seed 004), fast checks: the fluid model (C1), the scenario files, a short
+"""CLAMP (Andrew & Hanly), fast checks: the fluid model (C1), the scenario files, a short
 run of the packet model, and that the paper checks can fail."""
 
 from __future__ import annotations

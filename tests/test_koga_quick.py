@@ -1,4 +1,4 @@
-"""Koga et al. (seed 000): the ideal-awnd formula (C1) and a smoke run of
+"""Koga et al.: the ideal-awnd formula (C1) and a smoke run of
 `reproduce(quick=True)` (about 20 s on 2 cores)."""
 
 from __future__ import annotations

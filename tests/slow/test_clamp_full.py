@@ -1,4 +1,4 @@
-"""The full CLAMP reproduction (seed 004): every check, all figures. Minutes long."""
+"""The full CLAMP reproduction (Andrew & Hanly): every check, all figures. Minutes long."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The full Koga et al. (seed 000) reproduction: every check of issue 3 as its own test,
+"""The full Koga et al. reproduction: every check of issue 3 as its own test,
 on 20 seeds and the full grids (about 2-3 minutes on 2 cores)."""
 
 from __future__ import annotations

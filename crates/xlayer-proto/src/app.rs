@@ -67,7 +67,7 @@ pub fn cbr_interval(packet_bytes: u32, rate_bps: u64) -> SimDur {
     SimDur::transmission(packet_bytes as u64, rate_bps)
 }
 
-/// The receiving end of a UDP flow: counts application bytes and, per seed 000 §4 (Koga
+/// The receiving end of a UDP flow: counts application bytes and, per Koga et al. §4 (Koga
 /// et al.), datagrams that arrive reordered (after one with a higher sequence number),
 /// late (one-way delay above the playout deadline), or both. Never transmits.
 #[derive(Clone, Debug, Default)]

@@ -157,12 +157,12 @@ pub enum Transport {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Annotations {
     /// Congestion price stamped by an access point (seconds of queueing per byte, as the
-    /// stamping agent defines it), e.g. CLAMP seed 004 §IV.
+    /// stamping agent defines it), e.g. CLAMP Andrew & Hanly §IV.
     pub price: Option<f64>,
     /// Layer-2 information a radio link stamps on the packets it delivers, for the
-    /// receiving host's cross-layer agents (seed 000 §3.2): the link's nominal rate...
+    /// receiving host's cross-layer agents (Koga et al. §3.2): the link's nominal rate...
     pub l2_link_rate_bps: Option<f64>,
-    /// ...its one-way delay (the "propagation delay" of seed 000 eq. (1))...
+    /// ...its one-way delay (the "propagation delay" of Koga et al. eq. (1))...
     pub l2_link_delay_s: Option<f64>,
     /// ...and the most link-layer retransmissions any piece of this packet needed.
     pub l2_retransmissions: Option<u32>,

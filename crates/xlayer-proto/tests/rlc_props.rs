@@ -256,7 +256,7 @@ fn without_losses_everything_arrives_in_order_first_time() {
 
 #[test]
 fn small_wt_with_losses_does_reorder_in_the_papers_model() {
-    // The effect seed 000 Fig. 2 turns on: WT shorter than one ARQ round trip.
+    // The effect Koga et al. Fig. 2 turns on: WT shorter than one ARQ round trip.
     let p = Params {
         limit: 20,
         pdus_per_tti: 24,

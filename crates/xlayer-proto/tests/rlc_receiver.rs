@@ -1,5 +1,5 @@
 //! RLC AM receiving side: reassembly, in-order delivery and the Waiting Timeout WT
-//! (seed 000 §2.1), one behaviour per test.
+//! (Koga et al. §2.1), one behaviour per test.
 
 use xlayer_proto::l2::{LinkEntityRx, RxDrop, RxEvent};
 use xlayer_proto::rlc::{LateSdus, Pdu, RlcReceiver};

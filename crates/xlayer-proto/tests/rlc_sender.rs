@@ -1,4 +1,4 @@
-//! RLC AM transmitting side, one behaviour per test (seed 000 §2.1/§4; 25.322 §9.7,
+//! RLC AM transmitting side, one behaviour per test (Koga et al. §2.1/§4; 25.322 §9.7,
 //! §11.3).
 
 use xlayer_proto::l2::{LinkEntityTx, SduParams, TxOutcome};
@@ -161,7 +161,7 @@ fn stale_and_unknown_status_entries_are_ignored() {
 
 #[test]
 fn per_sdu_maximum_retransmissions_differ_within_one_entity() {
-    // No-QoS case of seed 000 Fig. 3: one buffer, UDP and TCP SDUs with different limits.
+    // No-QoS case of Koga et al. Fig. 3: one buffer, UDP and TCP SDUs with different limits.
     let mut s = sender(10);
     offer(&mut s, 1, 40, 1); // "UDP"
     offer(&mut s, 2, 40, 5); // "TCP"

@@ -127,7 +127,7 @@ fn check_determinism<'py>(
 }
 
 /// Power gains of the CLAMP paper's Jakes generator (Dent's corrected form with random
-/// per-realisation phases; seed 004 §V-B, protocol-notes §6.1): `realisations`
+/// per-realisation phases; Andrew & Hanly §V-B, protocol-notes §6.1): `realisations`
 /// independent generators, each sampled `samples` times `spacing_s` apart. Unit mean.
 #[pyfunction]
 #[pyo3(signature = (doppler_hz, generators, realisations, samples, spacing_s, seed=1))]

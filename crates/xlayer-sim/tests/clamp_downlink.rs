@@ -1,4 +1,4 @@
-//! The shared slotted downlink of seed 004 (radio::downlink), driven directly (sans-IO)
+//! The shared slotted downlink of Andrew & Hanly (radio::downlink), driven directly (sans-IO)
 //! with synthetic traffic: capacity, scheduling, buffer limits, the element-agent hook
 //! and the CLAMP price on it, and the margin adaptation against its residual-loss target. `-- --nocapture` prints the
 //! measured margins and slot-failure rates quoted in docs/reproductions/clamp.md.

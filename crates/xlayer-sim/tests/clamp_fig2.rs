@@ -1,4 +1,4 @@
-//! Seed 004 §V-A, Fig. 2 (check C2): CLAMP on a deterministic 10 Mb/s link with flows
+//! Andrew & Hanly §V-A, Fig. 2 (check C2): CLAMP on a deterministic 10 Mb/s link with flows
 //! joining and leaving. In every 50 s phase with k flows the queue must sit within 15%
 //! of the fluid equilibrium k·τ + a (11) and each flow must get 10 Mb/s / k within 10%;
 //! CLAMP's window must vary less than NewReno's congestion window.

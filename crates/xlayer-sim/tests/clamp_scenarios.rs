@@ -1,4 +1,4 @@
-//! The CLAMP scenario files (seed 004) load, build, conserve packets and are
+//! The CLAMP scenario files (Andrew & Hanly) load, build, conserve packets and are
 //! deterministic; the CLAMP agent actually takes control of the sender's window; bad
 //! downlink and agent parameters are rejected with the field named.
 

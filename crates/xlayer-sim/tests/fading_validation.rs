@@ -9,7 +9,7 @@ use xlayer_sim::channel::fading::{
 };
 use xlayer_sim::engine::{stream, uniform, Rng};
 
-const FER: f64 = 0.059; // seed 000: FER 5.9% per 20 ms TTI
+const FER: f64 = 0.059; // Koga et al.: FER 5.9% per 20 ms TTI
 const TTI_S: f64 = 0.020;
 const FD_HZ: f64 = 5.0;
 const MEAN_OVER_TTI: SnrSampling = SnrSampling::TtiMean { step_s: 0.001 };
@@ -293,7 +293,7 @@ fn error_bursts_match_gilbert_elliott_fits() {
 
 // ---------- 4. Jakes / Dent ----------
 
-/// The CLAMP paper's formula exactly as printed (seed 004 §V-B): (n + 0.5), no θ_n.
+/// The CLAMP paper's formula exactly as printed (Andrew & Hanly §V-B): (n + 0.5), no θ_n.
 fn literal_clamp_gain(fd: f64, g: usize, t: f64) -> f64 {
     let (mut re, mut im) = (0.0, 0.0);
     for n in 1..=g {

@@ -1,4 +1,4 @@
-//! The W-CDMA DCH radio link of seed 000 driven directly (sans-IO), with scripted TTI
+//! The W-CDMA DCH radio link of Koga et al. driven directly (sans-IO), with scripted TTI
 //! errors: timing, ARQ round trip, discard, buffer admission, priority scheduling and
 //! the WT hole give-up, one behaviour per test.
 

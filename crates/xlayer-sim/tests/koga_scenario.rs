@@ -1,4 +1,4 @@
-//! Seed 000's Fig. 1 scenario end to end: determinism, conservation, the receiver-based
+//! Koga et al.'s Fig. 1 scenario end to end: determinism, conservation, the receiver-based
 //! agent's window driven only by cross-layer information, and the UDP
 //! application-layer counters.
 

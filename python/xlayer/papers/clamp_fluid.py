@@ -1,4 +1,4 @@
-"""CLAMP fluid model (seed 004, Andrew & Hanly, Section III-B), integrated numerically.
+"""CLAMP fluid model (Andrew & Hanly, Section III-B), integrated numerically.
 
 Two systems, both delay-differential equations solved by the method of steps (the
 delayed terms over the next step are already known from the history, so each step is

@@ -1,4 +1,4 @@
-//! CLAMP client agent (seed 004 §IV-B/C, Andrew & Hanly): the mobile sets the TCP
+//! CLAMP client agent (Andrew & Hanly §IV-B/C): the mobile sets the TCP
 //! advertised window from the access point's congestion price, its own measured rate
 //! and the constant τ, so that the sender's window tracks the fluid control (6):
 //!

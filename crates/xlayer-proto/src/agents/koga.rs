@@ -1,4 +1,4 @@
-//! Koga et al. (seed 000 §3.2): receiver-based flow control with interlayer
+//! Koga et al. §3.2: receiver-based flow control with interlayer
 //! collaboration. The mobile's TCP receiver advertises the window that just fills the
 //! bandwidth left over by the real-time (UDP) streams, so that TCP leaves them room on
 //! the radio link:
@@ -21,7 +21,7 @@ use super::{CrossLayerInfo, SegmentSeen, WindowAgent};
 use crate::time::{SimDur, SimTime};
 use std::collections::VecDeque;
 
-/// Seed 000 eqs. (1)–(3): the ideal awnd in packets. Zero when UDP leaves no bandwidth.
+/// Koga et al. eqs. (1)–(3): the ideal awnd in packets. Zero when UDP leaves no bandwidth.
 pub fn ideal_awnd_packets(
     link_bps: f64,
     udp_bps: f64,
@@ -41,7 +41,7 @@ pub fn ideal_awnd_packets(
 #[derive(Clone, Debug, PartialEq)]
 pub struct KogaConfig {
     /// Advertise exactly this many full segments instead of eq. (3) (the awnd sweep of
-    /// seed 000 Fig. 8 and the fixed values of Table 5).
+    /// Koga et al. Fig. 8 and the fixed values of Table 5).
     pub fixed_awnd_packets: Option<u32>,
     /// Floor on `n` in eq. (1): before any retransmission is seen, T is one round.
     pub min_retransmissions: u32,
@@ -203,7 +203,7 @@ mod tests {
         // n = max(observed 0, floor 1) = 1: 2.76 packets -> 2 segments.
         assert_eq!(a.advertise(ms(0), 1 << 20), 2 * MSS);
         seg(&mut a, 10, Some(&l2(2)));
-        // n = 2: 5.52 packets -> 5 segments (seed 000 §5.3).
+        // n = 2: 5.52 packets -> 5 segments (Koga et al. §5.3).
         assert_eq!(a.advertise(ms(10), 1 << 20), 5 * MSS);
         // A later packet with fewer retransmissions does not lower the worst case.
         seg(&mut a, 20, Some(&l2(1)));

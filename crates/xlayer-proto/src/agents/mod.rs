@@ -2,8 +2,8 @@
 //!
 //! - Receiver-side window agents ([`WindowAgent`]): they watch every data segment a TCP
 //!   receiver gets (with any cross-layer annotations network elements attached) and may
-//!   rewrite the advertised window of every ACK the receiver sends. Koga (seed 000) and
-//!   CLAMP (seed 004) plug in here.
+//!   rewrite the advertised window of every ACK the receiver sends. Koga and
+//!   CLAMP (Andrew & Hanly) plug in here.
 //! - Network-element agents ([`ElementAgent`], `element.rs`): they sit at a queue in a
 //!   network element and see, and may annotate, every packet on enqueue and dequeue.
 //!   CLAMP's access-point price ([`ClampAp`]) plugs in here.

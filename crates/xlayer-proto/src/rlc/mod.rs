@@ -1,4 +1,4 @@
-//! 3GPP RLC Acknowledged Mode (TS 25.322) as seed 000 (Koga et al.) uses it on a W-CDMA
+//! 3GPP RLC Acknowledged Mode (TS 25.322) as Koga et al. use it on a W-CDMA
 //! dedicated channel: SDUs (IP packets) are segmented into fixed-size PDUs, sent with
 //! selective-repeat ARQ driven by status reports, discarded after a per-SDU maximum
 //! number of retransmissions, and reassembled at the mobile with in-order delivery
@@ -12,7 +12,7 @@
 //! order and equal-instant rule are those of [`crate::l2`].
 //!
 //! Simplifications, each a reading of the paper (docs/reproductions/koga.md):
-//! - PDU payload 40 B + 2 B header (seed 000 §4); no concatenation of SDUs in a PDU and
+//! - PDU payload 40 B + 2 B header (Koga et al. §4); no concatenation of SDUs in a PDU and
 //!   no length indicators: an SDU of `b` bytes takes ceil(b/40) PDUs, the last padded.
 //! - Sequence numbers are 64-bit and never wrap (25.322's 12-bit modulo arithmetic adds
 //!   nothing while the window is far below 2048, which the receive window enforces).
@@ -28,9 +28,9 @@ pub use sender::{BufferMode, RlcSender, TxStats};
 
 use crate::l2::LinkPdu;
 
-/// AMD PDU header: D/C, 12-bit SN, P, HE (25.322 §9.2.1.4) = 2 octets (seed 000 §4).
+/// AMD PDU header: D/C, 12-bit SN, P, HE (25.322 §9.2.1.4) = 2 octets (Koga et al. §4).
 pub const PDU_HEADER_BYTES: u32 = 2;
-/// AMD PDU payload in seed 000 §4 (42-byte PDUs, 336-bit transport blocks).
+/// AMD PDU payload in Koga et al. §4 (42-byte PDUs, 336-bit transport blocks).
 pub const PDU_PAYLOAD_BYTES: u32 = 40;
 
 /// PDUs needed for an SDU of `sdu_bytes` (at least one; the last one is padded).
@@ -65,7 +65,7 @@ impl LinkPdu for Pdu {
 }
 
 /// One PDU's entry in a status report: ACK (`received`) or NACK for SN `sn` (the ACK and
-/// LIST SUFIs of a STATUS PDU, 25.322 §9.2.2.11, reduced to what seed 000 §4 assumes: one
+/// LIST SUFIs of a STATUS PDU, 25.322 §9.2.2.11, reduced to what Koga et al. §4 assumes: one
 /// exact, error-free entry per transmitted PDU).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StatusEntry {

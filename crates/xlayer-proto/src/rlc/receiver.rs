@@ -1,7 +1,7 @@
 //! RLC AM receiving side (mobile): reassembly, in-order delivery, and the Waiting
 //! Timeout WT that bounds how long a hole may hold back the SDUs behind it.
 //!
-//! Seed 000 §2.1: "an IP datagram is sent to the upper layer if all of the preceding
+//! Koga et al. §2.1: "an IP datagram is sent to the upper layer if all of the preceding
 //! PDUs that were transmitted arrive at the mobile station within the Waiting Timeout".
 //! 25.322 AM has no such receiver timer (protocol-notes §5.2); we implement it like
 //! LTE's t-Reordering (36.322 §5.1.2.2.3) but with one clock per hole:
@@ -14,7 +14,7 @@
 //!   handled before timers at equal times).
 //! - The given-up SDU is not dead: ARQ keeps retransmitting it, and with
 //!   [`LateSdus::Deliver`] (the paper's model) it goes up when it completes, after SDUs
-//!   that followed it: an out-of-order delivery (seed 000 §5.1: "out-of-order packet
+//!   that followed it: an out-of-order delivery (Koga et al. §5.1: "out-of-order packet
 //!   delivery causes a large loss probability"). [`LateSdus::Discard`] is strict
 //!   in-sequence delivery instead: a given-up SDU is dropped.
 
@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 /// What happens to an SDU whose hole was given up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LateSdus {
-    /// Deliver it when it completes, out of order (seed 000).
+    /// Deliver it when it completes, out of order (Koga et al.).
     #[default]
     Deliver,
     /// Drop it: delivery stays strictly in sequence.

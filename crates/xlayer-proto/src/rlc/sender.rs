@@ -2,9 +2,9 @@
 //! selective-repeat retransmission of NACKed PDUs before new PDUs, and SDU discard
 //! after a maximum number of retransmissions.
 //!
-//! Buffer: seed 000 §4 "the BS stores PDUs in the buffer, while being managed on an SDU
+//! Buffer: Koga et al. §4 "the BS stores PDUs in the buffer, while being managed on an SDU
 //! basis; i.e., an SDU cannot be partly stored in the buffer": admission is per SDU
-//! against `limit_sdus`. What occupies a place is a reading ([`BufferMode`]): seed 000
+//! against `limit_sdus`. What occupies a place is a reading ([`BufferMode`]): Koga et al.
 //! §3.1 gives each class a transmission buffer of new PDUs and a separate
 //! retransmission buffer, so by default an SDU holds its place until all its PDUs have
 //! been sent once ([`BufferMode::Unsent`]); [`BufferMode::Unacked`] keeps it until
@@ -89,7 +89,7 @@ pub struct RlcSender {
 }
 
 impl RlcSender {
-    /// `limit_sdus`: buffer size in SDUs; `payload_bytes`: PDU payload (40 in seed 000).
+    /// `limit_sdus`: buffer size in SDUs; `payload_bytes`: PDU payload (40 in Koga et al.).
     pub fn new(limit_sdus: u32, payload_bytes: u32) -> Self {
         Self::with_mode(limit_sdus, payload_bytes, BufferMode::default())
     }
@@ -239,7 +239,7 @@ impl LinkEntityTx for RlcSender {
     type Pdu = Pdu;
     type Status = StatusEntry;
 
-    /// Admission is per SDU against `limit_sdus` (seed 000 §4: "an SDU cannot be partly
+    /// Admission is per SDU against `limit_sdus` (Koga et al. §4: "an SDU cannot be partly
     /// stored in the buffer"); each PDU of it may be retransmitted `params.max_retx` times.
     fn enqueue_sdu(&mut self, id: SduId, bytes: u32, params: SduParams) -> bool {
         if self.buffered_sdus() >= self.limit_sdus {
@@ -306,7 +306,7 @@ impl LinkEntityTx for RlcSender {
         } else if p.sent > sdu.max_retx {
             // 1 + max_retx transmissions all failed: 25.322 §9.7.3.4 "SDU discard after
             // MaxDAT number of retransmissions" (protocol-notes §5.2 MaxDAT edge case: here
-            // "max retransmissions" counts retransmissions, as seed 000 does).
+            // "max retransmissions" counts retransmissions, as Koga et al. does).
             self.stats.sdus_discarded += 1;
             TxOutcome::Discarded(sdu.id)
         } else {

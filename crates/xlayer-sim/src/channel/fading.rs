@@ -107,7 +107,7 @@ impl SosPath {
     }
 }
 
-/// The CLAMP paper's generator (seed 004 §V-B) as corrected in protocol-notes §6.1:
+/// The CLAMP paper's generator (Andrew & Hanly §V-B) as corrected in protocol-notes §6.1:
 /// Dent, Bottomley & Croft (1993) with (n − 0.5) and random per-user phases θ_n,
 /// unit mean power:
 ///

@@ -1,8 +1,8 @@
-//! Proportional-fair scheduler (HDR / 1xEV-DO; seed 004 §V-C eq. (19); protocol-notes §7).
+//! Proportional-fair scheduler (HDR / 1xEV-DO; Andrew & Hanly §V-C eq. (19); protocol-notes §7).
 //!
 //! Each slot: serve the backlogged user with the largest U_i = μ_i / r_i, then
-//! r_i ← (1 − w) r_i + w·(rate served to i), w = 0.03 in seed 004 (a 100 ms time constant
-//! at 3 ms slots). Seed 004 does not say what happens to users it does not serve. Here
+//! r_i ← (1 − w) r_i + w·(rate served to i), w = 0.03 in Andrew & Hanly (a 100 ms time constant
+//! at 3 ms slots). Andrew & Hanly does not say what happens to users it does not serve. Here
 //! backlogged users that were not served decay (they obtained 0), and users with nothing
 //! queued keep their average (the update runs over backlogged users; protocol-notes §7
 //! decays every user instead). A user whose queue drained is neither penalised nor

@@ -1,4 +1,4 @@
-//! Slotted, rate-adaptive shared downlink with a proportional-fair scheduler (seed 004
+//! Slotted, rate-adaptive shared downlink with a proportional-fair scheduler (Andrew & Hanly
 //! §V-B, §V-C; Andrew & Hanly), with optional element agents at its receiver queues
 //! (e.g. the CLAMP access-point price of §IV-A, `xlayer_proto::agents::ClampAp`).
 //!
@@ -256,7 +256,7 @@ impl SharedDownlink {
         self.margins[s.user].on_outcome(s.plan.completes, 0);
     }
 
-    /// Slot boundary `t`: schedule the next slot (seed 004 eq. (19)).
+    /// Slot boundary `t`: schedule the next slot (Andrew & Hanly eq. (19)).
     fn start_slot(&mut self, t: SimTime) {
         let slot_s = self.rules.phy.slot_s;
         for (i, u) in self.pf.iter_mut().enumerate() {

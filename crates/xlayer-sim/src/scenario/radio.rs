@@ -42,10 +42,10 @@ pub enum RadioModel {
         queue: QueueLimit,
     },
     /// Slotted rate-adaptive shared downlink with a proportional-fair scheduler and the
-    /// optional CLAMP price agent (seed 004); see `radio::downlink::DownlinkSpec`.
+    /// optional CLAMP price agent (Andrew & Hanly); see `radio::downlink::DownlinkSpec`.
     SharedDownlink(crate::radio::downlink::DownlinkSpec),
     /// W-CDMA dedicated channel with RLC AM selective-repeat ARQ and optional L2
-    /// priority scheduling (seed 000, Koga et al.); see `radio::wcdma::DchSpec`.
+    /// priority scheduling (Koga et al.); see `radio::wcdma::DchSpec`.
     WcdmaDch(crate::radio::wcdma::DchSpec),
 }
 

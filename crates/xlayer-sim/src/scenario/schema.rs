@@ -285,7 +285,7 @@ pub enum AppSpec {
         /// IP packet size, headers included (at least 28 B).
         packet_size: Bytes,
         /// Playout deadline: datagrams whose one-way delay exceeds it are counted in
-        /// the flow table's `late_packets` (application-layer loss, seed 000 §4).
+        /// the flow table's `late_packets` (application-layer loss, Koga et al. §4).
         /// Default: none.
         #[serde(default)]
         deadline: Option<Duration>,
@@ -355,7 +355,7 @@ pub enum AgentSpec {
         /// The window to advertise.
         window: Bytes,
     },
-    /// Koga et al. (seed 000 §3.2): min(buffer window, ideal awnd of eqs. (1)-(3)) with
+    /// Koga et al. §3.2: min(buffer window, ideal awnd of eqs. (1)-(3)) with
     /// the L2 rate, delay and retransmissions from the radio link's annotations and the
     /// L7 UDP rate of the host's real-time flows.
     Koga {
@@ -375,7 +375,7 @@ pub enum AgentSpec {
         #[serde(default)]
         link_delay: Option<Duration>,
     },
-    /// CLAMP (seed 004 §IV-B/C): the window from the access point's congestion price,
+    /// CLAMP (Andrew & Hanly §IV-B/C): the window from the access point's congestion price,
     /// the measured rate and τ (eqs. (14)-(17)), with receiver-side slow start. Prices
     /// come from a `shared_downlink` radio with `clamp` set.
     Clamp {

@@ -356,7 +356,7 @@ impl Scenario {
     }
 }
 
-/// Range checks of the CLAMP agent's parameters (seed 004 eqs. (14)-(17)).
+/// Range checks of the CLAMP agent's parameters (Andrew & Hanly eqs. (14)-(17)).
 fn check_clamp_agent(i: usize, f: &FlowSpec) -> R {
     let Some(AgentSpec::Clamp { tau, alpha, beta, .. }) = f.tcp.as_ref().and_then(|t| t.agent.as_ref()) else {
         return Ok(());

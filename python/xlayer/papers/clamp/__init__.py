@@ -1,4 +1,4 @@
-"""CLAMP (seed 004: Andrew & Hanly, "Active queue management for fair resource
+"""CLAMP (Andrew & Hanly: Andrew & Hanly, "Active queue management for fair resource
 allocation in wireless networks"): experiments, the paper's numbers, checks C1-C7.
 
     from xlayer.papers import clamp

@@ -119,7 +119,7 @@ def c6(sweeps: dict[tuple[str, str], pd.DataFrame], low: float = 0.040, high: fl
 
 
 def c7(realisations: int) -> Check:
-    """Fading statistics of the Jakes generator the downlink uses (seed 004 §V-B, G = 20,
+    """Fading statistics of the Jakes generator the downlink uses (Andrew & Hanly §V-B, G = 20,
     corrected n − 0.5 form with random phases): mean power and the Kolmogorov–Smirnov
     distance of the power CDF from 1 − e^(−x), over `realisations` independent
     generators sampled 200 times 0.82/f_d apart (many realisations cover the

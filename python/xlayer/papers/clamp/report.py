@@ -10,7 +10,7 @@ import pandas as pd
 
 from .checks import Check
 
-# What seed 004 states in numbers (its figures are images, absent from the seed text,
+# What Andrew & Hanly states in numbers (its figures are images, absent from the seed text,
 # so no curve values can be read off them; these are the quantitative statements).
 PAPER: dict[str, str] = {
     "Theorem 1": "q(t) of eq. (2) converges iff b < π/2; b = 1 is used",
@@ -66,7 +66,7 @@ def write(out: Path, checks: Sequence[Check], figures: Sequence[Path], sweeps: d
           elapsed_s: float, extra: Sequence[str] = ()) -> Path:
     failed = sum(c.passed is False for c in checks)
     lines = [
-        "# CLAMP (seed 004, Andrew & Hanly) — reproduction report",
+        "# CLAMP (Andrew & Hanly) — reproduction report",
         "",
         f"Mode: {'quick' if settings['quick'] else 'full'}; {settings['seeds']} seeds per point, "
         f"{settings['duration_s']:g} s runs (statistics after {settings['warm_s']:g} s); wall time {elapsed_s:.0f} s. "

@@ -1,4 +1,4 @@
-"""Scenario dicts for the CLAMP reproduction (seed 004), built from the TOML files in
+"""Scenario dicts for the CLAMP reproduction (Andrew & Hanly), built from the TOML files in
 `scenarios/` so that the files stay the single description of each topology."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def short_flow_starts(duration_s: float = 300.0) -> list[float]:
 def short_flows_toml(duration_s: float = 300.0) -> str:
     """Text of scenarios/clamp_short_flows.toml (a test checks the file matches)."""
     starts = short_flow_starts(duration_s)
-    head = f'''# CLAMP seed 004 §V-H: flow dynamics with fading. One mobile R, one AP queue: a
+    head = f'''# CLAMP Andrew & Hanly §V-H: flow dynamics with fading. One mobile R, one AP queue: a
 # long-lived bulk flow (d = 30 ms) and {len(starts)} successive short flows of {SHORT_FLOW_BYTES} bytes
 # (d = 30 ms), each starting {SHORT_FLOW_ALLOWANCE_S} s plus an exponential idle time (mean
 # {SHORT_FLOW_MEAN_IDLE_S} s) after the previous one (drawn once by

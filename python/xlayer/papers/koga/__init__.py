@@ -1,5 +1,5 @@
 """Koga, Iida, Oie, "Receiver-based flow control mechanism with interlayer collaboration
-for real-time communication quality in W-CDMA networks" (seed 000): Tables 2-5 and
+for real-time communication quality in W-CDMA networks" (Koga et al.): Tables 2-5 and
 Figs. 2-8 regenerated on `scenarios/koga_fig1.toml`, with checks C1-C7 of issue 3.
 
     from xlayer.papers import koga

@@ -1,4 +1,4 @@
-"""Every experiment of seed 000 §5 as overrides of `scenarios/koga_fig1.toml`, a process
+"""Every experiment of Koga et al. §5 as overrides of `scenarios/koga_fig1.toml`, a process
 pool that runs them, and the per-run metrics (the paper's loss definitions)."""
 
 from __future__ import annotations

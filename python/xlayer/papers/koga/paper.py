@@ -1,4 +1,4 @@
-"""What Koga, Iida and Oie (seed 000) publish: Tables 2-5, the optima their figures
+"""What Koga, Iida and Oie publish: Tables 2-5, the optima their figures
 show (the figure images are not in the text; §5 states where each curve bottoms out),
 and the ideal-awnd formula, eqs. (1)-(3)."""
 

@@ -1,6 +1,6 @@
 //! The per-receiver backoff margin m of (18), adapted by stochastic approximation
 //! (Robbins–Monro with a constant gain) so that the fraction of packets dropped after
-//! n failed attempts matches the target residual loss (seed 004 §V-B: "we use a
+//! n failed attempts matches the target residual loss (Andrew & Hanly §V-B: "we use a
 //! stochastic approximation method to find the correct backoff margin to get the
 //! targeted packet loss rate"; the method itself is not given).
 //!

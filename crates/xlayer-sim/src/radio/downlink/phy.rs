@@ -1,4 +1,4 @@
-//! Physical layer of the shared downlink (seed 004 §V-B): per-receiver Rayleigh fading
+//! Physical layer of the shared downlink (Andrew & Hanly §V-B): per-receiver Rayleigh fading
 //! (the one Jakes generator in `channel::fading`), the slot's coded size (18) and the
 //! end-of-slot error rule.
 

@@ -1,6 +1,6 @@
 //! One receiver's queue at the access point, served in slots. A slot carries the first
 //! B bytes of the queue as it stands when the slot starts; packets may span slots
-//! (seed 004 §V-B). What the slot will complete is planned at its start and applied at
+//! (Andrew & Hanly §V-B). What the slot will complete is planned at its start and applied at
 //! its end, when the channel says whether it got through.
 
 use crate::scenario::units::QueueLimit;

@@ -1,7 +1,7 @@
 //! The saturated shadow scheduler: the proportional-fair scheduler run, slot by slot on
 //! the real channels and margins, as if every receiver always had data. It gives
 //!
-//! - μ_c of each queue (seed 004 §IV-A: "the average rate ... it could allocate to each
+//! - μ_c of each queue (Andrew & Hanly §IV-A: "the average rate ... it could allocate to each
 //!   user ... if the AP were always backlogged"), as an EWMA of the bits each receiver
 //!   would have got through per slot (failed slots carry nothing);
 //! - the warm-up before t = 0 (§V-G: results start "after sufficient time has elapsed

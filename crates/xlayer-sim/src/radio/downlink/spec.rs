@@ -1,5 +1,5 @@
 //! `kind = "shared_downlink"` in `[[radio]]` tables: the scenario side of the slotted
-//! rate-adaptive downlink (seed 004 §V-B/C). Defaults are the paper's Table I/II values.
+//! rate-adaptive downlink (Andrew & Hanly §V-B/C). Defaults are the paper's Table I/II values.
 
 use super::{DownlinkConfig, SharedDownlink};
 use crate::channel::fading::JakesPath;
@@ -74,7 +74,7 @@ const MAX_WARMUP_WORK: u64 = 100_000_000;
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FadingSpec {
-    /// No fading: every slot carries slot·C_max and never fails (seed 004 §V-A's
+    /// No fading: every slot carries slot·C_max and never fails (Andrew & Hanly §V-A's
     /// deterministic link); packets leave at the instant their last bit is sent.
     None {},
     /// Rayleigh fading per receiver, Jakes with random per-receiver phases.

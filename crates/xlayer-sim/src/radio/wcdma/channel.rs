@@ -1,4 +1,4 @@
-//! Which TTIs are in error. All PDUs of an errored TTI are lost together (seed 000 §4:
+//! Which TTIs are in error. All PDUs of an errored TTI are lost together (Koga et al. §4:
 //! "the physical layer encodes Layer 2 PDUs in a TTI, during which bit errors occur";
 //! protocol-notes §5.3 "loss unit").
 

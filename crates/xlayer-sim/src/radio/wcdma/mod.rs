@@ -1,5 +1,5 @@
 //! W-CDMA dedicated channel (DCH) with RLC AM selective-repeat ARQ, as simulated in
-//! seed 000 (Koga et al. §4, Fig. 1): the base station (with its RNC) segments each IP
+//! Koga et al. (§4, Fig. 1): the base station (with its RNC) segments each IP
 //! packet into 42-byte RLC PDUs; every TTI (20 ms) the MAC pulls up to 24 PDUs
 //! (7680 payload bits = 384 kb/s), retransmissions first; the TTI is lost or received
 //! as a whole; it reaches the mobile one TTI plus the link delay (30 ms) after it
@@ -13,7 +13,7 @@
 //! so a hole filled by one retransmission is 60 ms old, by two 140 ms old.
 //!
 //! "qos = none": one RLC entity per mobile, one buffer, one reassembly (all traffic in
-//! sequence together), per-class maximum retransmissions. "qos = priority" (seed 000
+//! sequence together), per-class maximum retransmissions. "qos = priority" (Koga et al.
 //! §3.1, Table 1): one entity per class; the MAC serves UDP retransmissions, UDP new,
 //! TCP retransmissions, TCP new, in strict priority; each class has its own buffer,
 //! reassembly (sequence integrity per class) and WT.
@@ -65,7 +65,7 @@ pub struct DchConfig {
 
 impl DchConfig {
     /// RLC payload rate: PDUs per TTI × payload bits / TTI (384 kb/s by default). This is
-    /// the "link bandwidth obtained from Layer 2" of seed 000 eq. (2).
+    /// the "link bandwidth obtained from Layer 2" of Koga et al. eq. (2).
     pub fn rate_bps(&self) -> f64 {
         f64::from(self.pdus_per_tti) * f64::from(self.pdu_payload_bytes) * 8.0 / self.tti.as_secs_f64()
     }
@@ -124,7 +124,7 @@ impl SduStore {
 pub struct WcdmaDch {
     cfg: DchConfig,
     rate_bps: f64,
-    /// Transport block size: one RLC PDU, header included (336 bits in seed 000 §4).
+    /// Transport block size: one RLC PDU, header included (336 bits in Koga et al. §4).
     tb_bytes: u32,
     mobiles: Vec<Mobile>,
     store: SduStore,
@@ -358,7 +358,7 @@ impl WcdmaDch {
         mob.arrived_pdus -= tti.pdus;
         for _ in 0..tti.pdus {
             let (e, pdu) = mob.ring.pop_front().expect("a TTI's PDUs are in the ring");
-            // The exact, error-free per-PDU report of seed 000 §4.
+            // The exact, error-free per-PDU report of Koga et al. §4.
             let tx = &mut mob.entities[e as usize].tx;
             tx.handle_status(StatusEntry::for_pdu(&pdu, !tti.lost));
             while let Some(outcome) = tx.poll_outcome() {

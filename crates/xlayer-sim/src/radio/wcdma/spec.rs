@@ -1,4 +1,4 @@
-//! The `kind = "wcdma_dch"` radio model in scenario files. Defaults are seed 000's
+//! The `kind = "wcdma_dch"` radio model in scenario files. Defaults are Koga et al.'s
 //! (Koga et al. §4): 384 kb/s DCH, TTI 20 ms, 24 PDUs of 42 B per TTI, 30 ms one-way
 //! link delay, BS buffer 50 SDUs, max 5 retransmissions, WT 500 ms, two-path Rayleigh
 //! fading at 5 Hz Doppler with FER 5.9%.
@@ -40,7 +40,7 @@ pub struct DchSpec {
     #[serde(default)]
     pub status_delay: Option<Duration>,
     /// "none": one RLC entity and one buffer for all traffic (no QoS); "priority": the
-    /// L2 strict-priority scheduling of seed 000 §3.1 (UDP retx, UDP new, TCP retx,
+    /// L2 strict-priority scheduling of Koga et al. §3.1 (UDP retx, UDP new, TCP retx,
     /// TCP new; one reassembly entity per class). Default: "none".
     #[serde(default)]
     pub qos: Qos,
@@ -48,7 +48,7 @@ pub struct DchSpec {
     #[serde(default = "d_buffer")]
     pub buffer: u32,
     /// Which SDUs occupy the buffer: "unsent" (SDUs with PDUs not yet sent once: the
-    /// transmission buffer of seed 000 §3.1) or "unacked" (until fully acknowledged).
+    /// transmission buffer of Koga et al. §3.1) or "unacked" (until fully acknowledged).
     /// Default: "unsent".
     #[serde(default)]
     pub buffer_counts: BufferCounts,
@@ -120,7 +120,7 @@ pub struct ClassSpec {
 /// uses 2 × 20): the threshold calibration's cost grows with it.
 const MAX_CALIBRATION_SUB_STEPS: f64 = 320.0;
 
-/// Per-TTI frame-error process: all PDUs of an errored TTI are lost (seed 000 §4).
+/// Per-TTI frame-error process: all PDUs of an errored TTI are lost (Koga et al. §4).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ChannelSpec {
