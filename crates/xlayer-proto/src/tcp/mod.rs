@@ -179,7 +179,10 @@ impl Endpoint for TcpSource {
     fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
         let s = &self.tcp;
         f("cwnd_bytes", s.cwnd_bytes() as f64);
-        f("ssthresh_bytes", s.ssthresh_bytes().min(1 << 53) as f64);
+        // Unset (no loss yet: "arbitrarily high", RFC 5681 §3.1) reads as missing, like an
+        // SRTT before the first sample, not as a huge number.
+        let ssthresh = s.ssthresh_bytes();
+        f("ssthresh_bytes", if ssthresh == u64::MAX { f64::NAN } else { ssthresh as f64 });
         f("rwnd_bytes", s.rwnd_bytes() as f64);
         f("srtt_s", s.srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
         f("rto_s", s.rto().as_secs_f64());
