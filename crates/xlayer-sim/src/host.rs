@@ -49,6 +49,8 @@ pub(crate) struct FlowRt {
     pub receivers: Vec<(u32, u32)>,
     /// Sender-side counters (sent data, received acknowledgements, drops).
     pub stats: FlowStats,
+    /// Application bytes its receivers had at the last time-series sample.
+    pub app_bytes_at_sample: u64,
 }
 
 pub(crate) struct EndpointRt {
@@ -96,6 +98,7 @@ impl World {
             sender,
             receivers,
             stats: FlowStats::default(),
+            app_bytes_at_sample: 0,
         });
         if f.start < self.end {
             self.queue.push(Lane::Timers, f.start, Event::Start { flow });

@@ -48,3 +48,20 @@ fn the_fingerprint_does_not_depend_on_what_is_recorded() {
     assert_eq!(fp("series_interval = \"1ms\""), base);
     assert_eq!(fp("series_interval = \"0s\"\nflows = false"), base);
 }
+
+#[test]
+fn the_goodput_series_adds_up_to_the_bytes_delivered() {
+    // Each flow's `goodput_bps` sample is what its receiver's application got over the
+    // interval ending at the sample; with a 10 s run ending on a sample, the samples add
+    // up to the flow table's application bytes.
+    let r = run(&dumbbell(3, "10Mbps", "25ms", "50pkt", "10s", "series_interval = \"250ms\""), 1, 0);
+    let goodput = r.series.metric_names.iter().position(|&m| m == "goodput_bps").expect("a goodput series") as u16;
+    for (i, f) in r.flows.iter().enumerate() {
+        let bits: f64 = (0..r.series.len())
+            .filter(|&k| r.series.metric[k] == goodput && r.series.entity[k] == i as u32)
+            .map(|k| r.series.value[k] * 0.25)
+            .sum();
+        assert_eq!((bits / 8.0).round() as u64, f.app_rx_bytes, "flow {}", f.name);
+        assert!(f.app_rx_bytes > 1_000_000, "flow {} moved data", f.name);
+    }
+}

@@ -1,5 +1,6 @@
-//! The time-series sampler: every `series_interval`, each flow's sender gauges (entity:
-//! the flow) and each link's queue and throughput (entity: the link).
+//! The time-series sampler: every `series_interval`, each flow's sender gauges and its
+//! goodput over the interval (entity: the flow), and each link's queue and throughput
+//! (entity: the link).
 
 use crate::engine::Lane;
 use crate::link::LinkModel;
@@ -11,9 +12,15 @@ impl World {
         let t = self.now.as_secs_f64();
         let before = self.series.len();
         self.series.reserve(self.series.rows_per_instant);
-        for (i, f) in self.flows.iter().enumerate() {
+        let seconds = interval.as_secs_f64();
+        for (i, f) in self.flows.iter_mut().enumerate() {
             let series = &mut self.series;
             self.endpoints[f.sender as usize].ep.gauges(&mut |name, v| series.push(t, i as u32, name, v));
+            // Application bytes delivered to the receivers since the last sample.
+            let app: u64 = f.receivers.iter().map(|&(_, e)| self.endpoints[e as usize].ep.app_delivered_bytes()).sum();
+            let goodput = (app - f.app_bytes_at_sample) as f64 * 8.0 / seconds;
+            series.push(t, i as u32, "goodput_bps", goodput);
+            f.app_bytes_at_sample = app;
         }
         let base = self.flows.len() as u32;
         for (i, l) in self.links.iter_mut().enumerate() {
@@ -25,7 +32,7 @@ impl World {
             let m = l.model.metrics(self.now);
             self.series.push(t, e, "queue_bytes", m.queue_bytes as f64);
             self.series.push(t, e, "queue_packets", m.queue_packets as f64);
-            let bps = l.bytes_since_sample as f64 * 8.0 / interval.as_secs_f64();
+            let bps = l.bytes_since_sample as f64 * 8.0 / seconds;
             self.series.push(t, e, "throughput_bps", bps);
             l.bytes_since_sample = 0;
         }
