@@ -20,9 +20,9 @@ pub const DEFAULT_MEMORY_BUDGET_BYTES: u64 = 1 << 30;
 
 /// One series sample in the core: time (f64), entity (u32), metric (u16), value (f64).
 const SAMPLE_BYTES: u128 = 8 + 4 + 2 + 8;
-/// Gauges a flow's sender reports: at most TCP's six (cwnd, ssthresh, rwnd, srtt, rto,
-/// bytes in flight).
-const GAUGES_PER_FLOW: u128 = 6;
+/// Series of a flow: its goodput and at most TCP's six sender gauges (cwnd, ssthresh,
+/// rwnd, srtt, rto, bytes in flight).
+const GAUGES_PER_FLOW: u128 = 7;
 /// Metrics of each link direction: queue bytes, queue packets, throughput.
 const METRICS_PER_LINK: u128 = 3;
 /// One route table entry: next link and next node (two u32).
@@ -121,17 +121,17 @@ mod tests {
 
     #[test]
     fn series_estimate_counts_samples_series_and_bytes() {
-        // 2 flows · 6 gauges + 10 link directions · 3 metrics = 42 series; 11 samples.
-        assert_eq!(series_bytes(&dumbbell(2, "100ms", "1s")), 11 * 42 * 22);
+        // 2 flows · 7 series + 10 link directions · 3 metrics = 44 series; 11 samples.
+        assert_eq!(series_bytes(&dumbbell(2, "100ms", "1s")), 11 * 44 * 22);
         assert_eq!(series_bytes(&dumbbell(2, "0s", "1s")), 0);
     }
 
     #[test]
     fn a_series_over_the_budget_is_refused_with_the_option_that_lowers_it() {
         let s = dumbbell(1, "1us", "100s");
-        let e = s.validate().expect_err("100 s of 1 µs samples of 24 series is 53 GB");
+        let e = s.validate().expect_err("100 s of 1 µs samples of 25 series is 55 GB");
         assert_eq!(e.path, "output.series_interval");
-        assert!(e.message.contains("about 49.2 GiB") && e.message.contains("\"0s\""), "{e}");
+        assert!(e.message.contains("about 51.2 GiB") && e.message.contains("\"0s\""), "{e}");
         let mut raised = s.clone();
         raised.output.memory_budget = Some(super::super::units::Bytes(60 << 30));
         raised.validate().expect("a raised budget lets it run");
