@@ -72,6 +72,33 @@ fn a_saturating_flow_gets_the_trace_capacity_and_follows_it_over_time() {
 }
 
 #[test]
+fn the_capacity_series_is_the_trace_per_interval() {
+    // `capacity_bps` of the traced direction: the trace's opportunities in the 100 ms
+    // before each sample (10 Mb/s for a second, then 2 Mb/s); none for the other
+    // direction, whose capacity is fixed.
+    let dir = trace_dir("capacity");
+    let r = xlayer_sim::build(&scenario(&dir, "1Mbps"), 1, 0, None).expect("builds").finish().expect("finishes");
+    let trace = Trace::load(dir.join("cell.down")).expect("loads");
+    let s = &r.series;
+    let capacity: Vec<(f64, u32, f64)> = (0..s.len())
+        .filter(|&i| s.metric_name(i) == "capacity_bps")
+        .map(|i| (s.time_s[i], s.entity[i], s.value[i]))
+        .collect();
+    let cell = r.entities.iter().position(|e| e == "cell:server->phone").expect("entity") as u32;
+    assert!(capacity.iter().all(|&(_, e, _)| e == cell), "only the traced direction has a capacity series");
+    assert_eq!(capacity.len(), 101, "one sample per 100 ms from 0 to 10 s");
+    let ms = |t: f64| xlayer_sim::SimTime::ZERO + xlayer_sim::SimDur::from_millis((t * 1000.0).round() as u64);
+    for &(t, _, bps) in &capacity[1..] {
+        let bytes = trace.capacity_bytes_between(ms(t - 0.1), ms(t));
+        assert_eq!(bps, bytes as f64 * 8.0 / 0.1, "at {t} s");
+    }
+    let high = capacity.iter().filter(|c| (c.2 - 10e6).abs() < 0.2e6).count();
+    let low = capacity.iter().filter(|c| (c.2 - 2e6).abs() < 0.2e6).count();
+    assert!(high >= 45 && low >= 45, "intervals near 10 Mb/s: {high}, near 2 Mb/s: {low}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
 fn the_scenario_hash_covers_the_trace_contents() {
     let dir = trace_dir("hash");
     let before = scenario(&dir, "1Mbps").hash();

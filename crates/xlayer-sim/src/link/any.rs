@@ -65,4 +65,7 @@ impl LinkModel for AnyLink {
     fn close(&mut self, end: SimTime) {
         each!(self, l => l.close(end))
     }
+    fn capacity_bytes_between(&self, from: SimTime, to: SimTime) -> Option<u64> {
+        each!(self, l => l.capacity_bytes_between(from, to))
+    }
 }

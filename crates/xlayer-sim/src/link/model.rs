@@ -131,6 +131,11 @@ pub trait LinkModel: Send + Sync {
     }
     /// The run ends at `end`: work promised after it leaves the transmit counters.
     fn close(&mut self, _end: SimTime) {}
+    /// Bytes the link could have carried in `[from, to)`, for a link whose capacity varies
+    /// over time (the time series' `capacity_bps`); `None` for a fixed capacity.
+    fn capacity_bytes_between(&self, _from: SimTime, _to: SimTime) -> Option<u64> {
+        None
+    }
 }
 
 /// What a link model gets when the world is built.

@@ -418,6 +418,11 @@ impl LinkModel for TraceLink {
 
     /// As of the last call (the state only changes at the wake-ups the link asks for).
     /// `tx_units` counts opportunities that carried bytes; `rate_bps` is the trace mean.
+    /// The trace's delivery opportunities in the window.
+    fn capacity_bytes_between(&self, from: SimTime, to: SimTime) -> Option<u64> {
+        Some(self.trace.capacity_bytes_between(from, to))
+    }
+
     fn metrics(&self, _now: SimTime) -> LinkMetrics {
         LinkMetrics {
             tx_packets: self.tx_packets,

@@ -23,7 +23,8 @@ const SAMPLE_BYTES: u128 = 8 + 4 + 2 + 8;
 /// Series of a flow: its goodput and at most TCP's six sender gauges (cwnd, ssthresh,
 /// rwnd, srtt, rto, bytes in flight).
 const GAUGES_PER_FLOW: u128 = 7;
-/// Metrics of each link direction: queue bytes, queue packets, throughput.
+/// Metrics of each link direction: queue bytes, queue packets, throughput (and the
+/// capacity of a trace-driven direction).
 const METRICS_PER_LINK: u128 = 3;
 /// One route table entry: next link and next node (two u32).
 const ROUTE_BYTES: u128 = 8;
@@ -35,7 +36,14 @@ pub(crate) fn series_bytes(s: &Scenario) -> u128 {
         return 0;
     }
     let samples = s.simulation.duration.0 .0 as u128 / interval + 1;
-    let series = s.flows.len() as u128 * GAUGES_PER_FLOW + topology::hop_count(s) as u128 * METRICS_PER_LINK;
+    let traced: usize = s
+        .links
+        .iter()
+        .filter_map(|l| l.trace.as_ref())
+        .map(|t| t.a_to_b.is_some() as usize + t.b_to_a.is_some() as usize)
+        .sum();
+    let series =
+        s.flows.len() as u128 * GAUGES_PER_FLOW + topology::hop_count(s) as u128 * METRICS_PER_LINK + traced as u128;
     samples * series * SAMPLE_BYTES
 }
 

@@ -1,10 +1,11 @@
 //! The time-series sampler: every `series_interval`, each flow's sender gauges and its
-//! goodput over the interval (entity: the flow), and each link's queue and throughput
-//! (entity: the link).
+//! goodput over the interval (entity: the flow), and each link's queue and throughput,
+//! and its capacity over the interval where that varies (entity: the link).
 
 use crate::engine::Lane;
 use crate::link::LinkModel;
 use crate::world::{Event, World};
+use xlayer_proto::SimTime;
 
 impl World {
     pub(crate) fn sample(&mut self) {
@@ -34,6 +35,10 @@ impl World {
             self.series.push(t, e, "queue_packets", m.queue_packets as f64);
             let bps = l.bytes_since_sample as f64 * 8.0 / seconds;
             self.series.push(t, e, "throughput_bps", bps);
+            let from = SimTime(self.now.0.saturating_sub(interval.0));
+            if let Some(bytes) = l.model.capacity_bytes_between(from, self.now) {
+                self.series.push(t, e, "capacity_bps", bytes as f64 * 8.0 / seconds);
+            }
             l.bytes_since_sample = 0;
         }
         self.series.rows_per_instant = self.series.len() - before;
