@@ -9,7 +9,8 @@
 - An exception crosses back as itself when it pickles (xlayer's ScenarioError does, with
   its message and field path), else as a WorkerError with the same one-line text.
 - A worker that dies (a crash, the OOM killer) fails the pool with WorkerError instead of
-  leaving it waiting forever.
+  leaving it waiting forever; or, when the caller handles failures (`stream(failed=...)`),
+  is reported to it and replaced.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import pickle
 import signal
 import threading
 import time
-from collections import deque
 from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -60,21 +60,72 @@ def run_jobs(
     `fn` must be importable by name (a module-level function). `done()` is called in this
     process after each job. The first failure is raised after the workers are stopped.
     """
-    ctx = multiprocessing.get_context("spawn")
     results: list[Any] = [None] * len(jobs)
-    queue = deque(range(len(jobs)))
+    order = iter(range(len(jobs)))
+
+    def next_job() -> tuple[int, tuple[Any, ...]] | None:
+        i = next(order, None)
+        return None if i is None else (i, jobs[i])
+
+    def finished(i: int, result: Any) -> None:
+        results[i] = result
+        done()
+
+    stream(fn, next_job, workers, finished)
+    return results
+
+
+def stream(
+    fn: Callable[..., Any],
+    next_job: Callable[[], tuple[Any, tuple[Any, ...]] | None],
+    workers: int,
+    done: Callable[[Any, Any], None],
+    failed: Callable[[Any, BaseException], None] | None = None,
+) -> None:
+    """Run jobs on up to `workers` spawned processes until `next_job()` returns None.
+
+    `next_job()` gives `(token, args)`; it is called only when a worker is idle, so a job
+    is made (and can be sized) at the last moment. `done(token, fn(*args))` is called in
+    this process as each job finishes. A job that raises, or whose worker dies, stops
+    the pool with that error; with `failed`, `failed(token, error)` is called instead, a
+    dead worker is replaced, and the pool goes on.
+    """
+    ctx = multiprocessing.get_context("spawn")
     procs: list[tuple[BaseProcess, Connection]] = []
-    busy: dict[Connection, tuple[BaseProcess, int]] = {}
+    busy: dict[Connection, tuple[BaseProcess, Any]] = {}
     finished = False
 
-    def give(proc: BaseProcess, conn: Connection) -> None:
-        if queue:
-            i = queue.popleft()
-            try:
-                conn.send((i, jobs[i]))
-            except OSError:
-                raise _died(proc, i) from None
-            busy[conn] = (proc, i)
+    def give(proc: BaseProcess, conn: Connection, job: tuple[Any, tuple[Any, ...]] | None) -> None:
+        if job is None:
+            return
+        token, args = job
+        try:
+            conn.send((id(token), args))
+        except OSError:
+            raise _died(proc, token) from None
+        busy[conn] = (proc, token)
+
+    def start() -> tuple[BaseProcess, Connection]:
+        here, there = ctx.Pipe()
+        new = ctx.Process(target=_worker, args=(there, os.getpid(), fn), daemon=True,
+                          name="xlayer-sweep-worker")
+        with _signals_blocked():  # the worker inherits the mask: no Ctrl-C while it imports
+            new.start()
+            procs.append((new, here))
+        there.close()
+        return new, here
+
+    def fail(proc: BaseProcess, conn: Connection, token: Any, e: BaseException) -> None:
+        if failed is None:
+            raise e
+        failed(token, e)
+        if not proc.is_alive():  # replace it if there is more to do
+            conn.close()
+            job = next_job()
+            if job is not None:
+                give(*start(), job)
+        else:
+            give(proc, conn, next_job())
 
     if os.name == "posix":
         # Start multiprocessing's helper now: starting it unblocks SIGINT and SIGTERM in
@@ -83,34 +134,30 @@ def run_jobs(
 
         resource_tracker.ensure_running()
     try:
-        for _ in range(max(1, min(workers, len(jobs)))):
-            here, there = ctx.Pipe()
-            new = ctx.Process(target=_worker, args=(there, os.getpid(), fn), daemon=True,
-                              name="xlayer-sweep-worker")
-            with _signals_blocked():  # the worker inherits the mask: no Ctrl-C while it imports
-                new.start()
-                procs.append((new, here))
-            there.close()
-        for proc, conn in procs:
-            give(proc, conn)
+        while len(procs) < max(1, workers):
+            job = next_job()
+            if job is None:
+                break
+            give(*start(), job)
         while busy:
             ready = wait([*busy, *(p.sentinel for p, _ in busy.values())])
             for conn in [r for r in ready if isinstance(r, Connection)]:
-                proc, i = busy.pop(conn)
+                proc, token = busy.pop(conn)
                 try:
-                    j, ok, payload = conn.recv()
+                    _, ok, payload = conn.recv()
                 except (EOFError, OSError):
-                    raise _died(proc, i) from None
+                    fail(proc, conn, token, _died(proc, token))
+                    continue
                 if not ok:
-                    raise payload
-                results[j] = payload
-                done()
-                give(proc, conn)
-            for conn, (proc, i) in list(busy.items()):
+                    fail(proc, conn, token, payload)
+                    continue
+                done(token, payload)
+                give(proc, conn, next_job())
+            for conn, (proc, token) in list(busy.items()):
                 if proc.sentinel in ready and not conn.poll():
-                    raise _died(proc, i)
+                    del busy[conn]
+                    fail(proc, conn, token, _died(proc, token))
         finished = True
-        return results
     finally:
         with deferred_signals():
             _stop(procs, graceful=finished)
@@ -134,7 +181,7 @@ def _signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _died(proc: BaseProcess, job: int) -> WorkerError:
+def _died(proc: BaseProcess, job: Any) -> WorkerError:
     proc.join(0.5)
     code = proc.exitcode
     how = (f"was killed by signal {-code}" if code is not None and code < 0
@@ -158,7 +205,7 @@ def _stop(procs: list[tuple[BaseProcess, Connection]], graceful: bool) -> None:
         if proc.is_alive():
             proc.kill()
             proc.join(1.0)
-        conn.close()
+        conn.close()  # closing twice is harmless
 
 
 def _worker(conn: Connection, parent: int, fn: Callable[..., Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from contextlib import contextmanager
@@ -70,3 +71,61 @@ def count_bar(total: int, label: str) -> Iterator[Callable[[], None]]:
     with bar:
         task = bar.add_task(label, total=total)
         yield lambda: bar.advance(task)
+
+
+LOG_EVERY_S = 10.0
+
+
+@contextmanager
+def run_counter(total: int, label: str, show: bool, cached: int = 0) -> Iterator[Callable[..., None]]:
+    """Runs done / total, failures and ETA; yields `count(failed=False)`, called once per
+    run. On a terminal a bar; elsewhere (a batch job's log) a line every LOG_EVERY_S
+    seconds and a last one; nothing unless `show`."""
+    state = {"done": 0, "failed": 0}
+    start = time.monotonic()
+    head = f"{label}: {total} runs to compute" + (f", {cached} already in the store" if cached else "")
+    if not show:
+        def quiet(failed: bool = False) -> None:
+            state["done"] += 1
+            state["failed"] += bool(failed)
+
+        yield quiet
+        return
+    if enabled(None):
+        bar = _progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(bar_width=30),
+            MofNCompleteColumn(),
+            TextColumn("runs  {task.fields[failed]} failed  ETA"),
+            TimeRemainingColumn(),
+        )
+        with bar:
+            bar.console.print(head, highlight=False)
+            task = bar.add_task(label, total=total, failed=0)
+
+            def advance(failed: bool = False) -> None:
+                state["failed"] += bool(failed)
+                bar.update(task, advance=1, failed=state["failed"])
+
+            yield advance
+        return
+
+    print(head, file=sys.stderr, flush=True)
+    last = [start]
+
+    def line() -> str:
+        d, elapsed = state["done"], time.monotonic() - start
+        eta = elapsed / d * (total - d) if d else math.nan
+        return (f"{label}: {d}/{total} runs, {state['failed']} failed, {elapsed:.0f} s elapsed"
+                + (f", ETA {eta:.0f} s" if d < total and math.isfinite(eta) else ""))
+
+    def log(failed: bool = False) -> None:
+        state["done"] += 1
+        state["failed"] += bool(failed)
+        now = time.monotonic()
+        if now - last[0] >= LOG_EVERY_S:
+            last[0] = now
+            print(line(), file=sys.stderr, flush=True)
+
+    yield log
+    print(line(), file=sys.stderr, flush=True)

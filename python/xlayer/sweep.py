@@ -1,4 +1,5 @@
-"""Parameter sweeps: grid x seeds x runs, serially or on a process pool.
+"""Parameter sweeps: grid x seeds x runs (or an `xlayer.Plan`), serially, on a process
+pool or on a Dask cluster, in memory or into a results store (`xlayer.store`).
 
 The result is one tidy DataFrame of per-flow rows, ordered by (grid point, seed, run)
 whatever order the workers finish in, so a parallel sweep equals a serial one.
@@ -8,12 +9,16 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from . import _core, progress as _progress
 from .api import check_index, commit, run as _run, version
+from .executors import Job, execute, executor_for
+from .plan import Plan
 from .pool import run_jobs
 from .scenario import (
     ScenarioError,
@@ -24,7 +29,9 @@ from .scenario import (
     canonical_json,
     load,
     native_errors,
+    resolve,
 )
+from .store import Store, key as record_key
 
 SWEEP_COLUMNS = ("seed", "run", "fingerprint")
 
@@ -47,40 +54,48 @@ def points(
 
 
 def sweep(
-    scenario: ScenarioLike,
+    scenario: ScenarioLike | Plan,
     grid: Mapping[str, Sequence[Any]] | None = None,
-    seeds: Iterable[int] = (1,),
+    seeds: Iterable[int] | None = None,
     runs: Iterable[int] | int | None = None,
     workers: int | None = 1,
     *,
     progress: bool | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
+    client: Any = None,
+    series: bool = False,
 ) -> pd.DataFrame:
     """Run `scenario` for every grid point x seed x run and return the per-flow tables
     concatenated, with one column per grid path plus `seed`, `run` and `fingerprint`.
 
-    `grid` maps dotted override paths to value lists, e.g.
-    `{"link.bottleneck.rate": ["10Mbps", "20Mbps"]}`. `runs` is a list of run indices,
-    an int n (runs 0..n-1) or None (run 0). `workers` > 1 uses that many processes
-    (None or 0: one per CPU). Every grid point is validated before anything runs.
-    Run metadata is in `df.attrs["xlayer"]`.
+    `scenario` is a scenario (path or dict) with `grid`, `seeds` and `runs`, or an
+    `xlayer.Plan` (which has its own axes, seeds and runs). `grid` maps dotted override
+    paths to value lists, e.g. `{"link.bottleneck.rate": ["10Mbps", "20Mbps"]}`. `runs`
+    is a list of run indices, an int n (runs 0..n-1) or None (run 0). `workers` > 1
+    uses that many processes (None or 0: one per CPU); `client`, a
+    `dask.distributed.Client`, runs on its cluster instead. Every grid point is
+    validated before anything runs. Run metadata is in `df.attrs["xlayer"]`.
 
-    An error in any run stops the sweep with the same message serially and in parallel;
-    so does KeyboardInterrupt, and no worker process outlives the sweep.
+    With `store` (a folder, see `xlayer.store`), every run becomes a record there and
+    only the runs not yet in the store are computed; `series=True` keeps the time
+    series. A run that fails is recorded as failed (message, field path) and the rest
+    goes on: the table then has the runs that succeeded, and `df.attrs["xlayer"]
+    ["failed"]` lists the others. Without a store an error in any run stops the sweep
+    with the same message serially and in parallel; so does KeyboardInterrupt, and no
+    worker process outlives the sweep.
     """
-    base = load(scenario)
-    run_list = [0] if runs is None else list(range(runs)) if isinstance(runs, int) else list(runs)
-    seed_list = list(seeds)
-    for s in seed_list:
-        check_index("seed", s)
-    for r in run_list:
-        check_index("run", r)
-    jobs = points(grid, seed_list, run_list)
-    folder = base_dir(scenario)
-    docs = _resolve_points(base, jobs, folder)
+    plan = _as_plan(scenario, grid, seeds, runs, series)
+    pts = plan.points()
+    jobs = [(p.params, p.seed, p.run) for p in pts]
+    folder = base_dir(plan.scenario)
+    docs = _resolve_points(resolve(plan.scenario, plan.overrides), jobs, folder)
     workers = workers or os.cpu_count() or 1
-    args = [(docs[i], seed, r, _where(params), folder) for i, (params, seed, r) in enumerate(jobs)]
-
     show = _progress.enabled(progress)
+    axes = plan.axes()
+    if store is not None or client is not None:
+        return _sweep_into_store(plan, jobs, docs, folder, axes, store, executor_for(workers, client), show)
+
+    args = [(docs[i], seed, r, _where(params), folder) for i, (params, seed, r) in enumerate(jobs)]
     with _maybe_bar(show, len(jobs)) as advance:
         if workers > 1 and len(jobs) > 1:
             results = run_jobs(_job, args, workers, advance)
@@ -89,7 +104,63 @@ def sweep(
             for a in args:
                 results.append(_job(*a))
                 advance()
-    return _assemble(jobs, results, list(dict(grid or {})))
+    return _assemble(jobs, results, axes)
+
+
+def _as_plan(scenario: ScenarioLike | Plan, grid: Mapping[str, Sequence[Any]] | None,
+             seeds: Iterable[int] | None, runs: Iterable[int] | int | None, series: bool) -> Plan:
+    if isinstance(scenario, Plan):
+        given = [n for n, v in (("grid", grid), ("seeds", seeds), ("runs", runs)) if v is not None]
+        if given or series:
+            raise TypeError(f"a Plan carries its own grid, seeds, runs and series; do not pass "
+                            f"{', '.join(given) or 'series'} with it")
+        return scenario
+    run_list = [0] if runs is None else list(range(runs)) if isinstance(runs, int) else list(runs)
+    seed_list = [1] if seeds is None else list(seeds)
+    for s in seed_list:
+        check_index("seed", s)
+    for r in run_list:
+        check_index("run", r)
+    for path, values in dict(grid or {}).items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise TypeError(f"grid[{path!r}] must be a list of values, not {values!r}")
+    doc = load(scenario)
+    return Plan(scenario, grid=dict(grid or {}), seeds=seed_list, runs=run_list, series=series,
+                name=str(doc.get("name") or "sweep"))
+
+
+def _sweep_into_store(plan: Plan, jobs: list[tuple[dict[str, Any], int, int]], docs: list[dict[str, Any]],
+                      folder: str | None, axes: list[str], store: str | os.PathLike[str] | Store | None,
+                      executor: Any, show: bool) -> pd.DataFrame:
+    with tempfile.TemporaryDirectory(prefix="xlayer-sweep-") as scratch:
+        st = store if isinstance(store, Store) else Store(store if store is not None else Path(scratch, "store"))
+        st.gc()  # staging folders a killed sweep left
+        work = [Job(record_key(doc, seed, r), doc, seed, r, params, folder, plan.series)
+                for doc, (params, seed, r) in zip(docs, jobs)]
+        st.save_plan(plan.name or "sweep", plan.describe(),
+                     [{"params": j.params, "seed": j.seed, "run": j.run, "key": j.record} for j in work])
+        outcome = execute(st, work, executor, progress=show, label=plan.name or "sweep")
+        failed = set(outcome.failed)
+        if store is None and failed:  # no store to keep them: fail as without one
+            first = next(j for j in work if j.record in failed)
+            err = st.manifest(first.record)["error"]
+            raise ScenarioError(f"grid point {_where(first.params)}: {err['message']}" if first.params
+                                else err["message"], path=err.get("path"))
+        ok = [(j, i) for i, j in enumerate(work) if j.record not in failed]
+        results = [(st.table(j.record), *_record_meta(st, j.record)) for j, _ in ok]
+        df = _assemble([jobs[i] for _, i in ok], results, axes)
+        df.attrs["xlayer"].update({
+            "store": str(st.root) if store is not None else None, "plan": plan.name,
+            "computed": outcome.computed, "cached": outcome.cached,
+            "failed": [{"params": j.params, "seed": j.seed, "run": j.run, "record": j.record,
+                        **st.manifest(j.record)["error"]} for j in work if j.record in failed],
+        })
+        return df
+
+
+def _record_meta(st: Store, record: str) -> tuple[str, dict[str, Any]]:
+    m = st.manifest(record)
+    return str(m["fingerprint"]), m
 
 
 def validate_grid(scenario: ScenarioLike, grid: Mapping[str, Sequence[Any]] | None) -> None:
