@@ -1,4 +1,4 @@
-"""The `xlayer` command: run, validate, schema, sweep, reproduce.
+"""The `xlayer` command: run, validate, schema, sweep, store, reproduce.
 
 Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option,
 an --out folder that is refused or cannot be written) with a one-line message on stderr and no output directory,
@@ -24,7 +24,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from . import _core, api, papers, progress, schema_doc
+from . import _core, api, cli_store, papers, progress, schema_doc
 from .outdir import MARKER, OutputError, atomic_dir, mark
 from .scenario import OverrideError, ScenarioError, parse_value, schema, validate
 from .stats import summarize
@@ -170,19 +170,21 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--workers", "-j", type=int, default=2, help="parallel processes (default 2)")
     rp.set_defaults(func=_cmd_reproduce)
 
-    w = sub.add_parser("sweep", help="run a grid of parameters x seeds")
+    w = sub.add_parser("sweep", help="run a plan, or a grid of parameters x seeds")
     common(w)
     w.add_argument("--grid", action="append", default=[], metavar="PATH=V1,V2,...",
                    help="a sweep axis, e.g. link.bottleneck.rate=10Mbps,20Mbps (repeatable)")
-    w.add_argument("--seeds", default="1", help="seeds: 1,2,3 or 1-20 (default 1)")
-    w.add_argument("--runs", default="0", help="run indices: 0,1 or 0-9 (default 0)")
+    w.add_argument("--seeds", help="seeds: 1,2,3 or 1-20 (default 1)")
+    w.add_argument("--runs", help="run indices: 0,1 or 0-9 (default 0)")
     w.add_argument("--workers", "-j", type=int, default=1,
                    help="parallel processes (0 = one per CPU; default 1)")
     w.add_argument("--out", help="output directory (default out/<stem>-sweep); a new or "
                                  "empty folder, or a previous xlayer output (replaced)")
     w.add_argument("--overwrite", action="store_true", help=_OVERWRITE_HELP)
     w.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
+    cli_store.add_sweep_options(w)
     w.set_defaults(func=_cmd_sweep)
+    cli_store.add_commands(sub)
     return p
 
 
@@ -290,8 +292,10 @@ def _cmd_run(args: argparse.Namespace, command: list[str]) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
+    if cli_store.wants_store(args):
+        return cli_store.cmd_sweep(args, command)
     grid = parse_grid(args.grid)
-    seeds, runs = parse_ints(args.seeds, "seeds"), parse_ints(args.runs, "runs")
+    seeds, runs = parse_ints(args.seeds or "1", "seeds"), parse_ints(args.runs or "0", "runs")
     if args.workers < 0:
         raise UsageError(f"--workers must be zero or more, got {args.workers}")
     doc = _validated(args)

@@ -186,8 +186,9 @@ class Outcome:
 
 
 def execute(store: Store, jobs: list[Job], executor: Executor, *, progress: bool = False,
-            label: str = "sweep") -> Outcome:
-    """Compute every job whose record is not in `store` (a failed record is tried again)."""
+            label: str = "sweep", fn: Callable[[list[Job]], Any] = run_batch) -> Outcome:
+    """Compute every job whose record is not in `store` (a failed record is tried again).
+    `fn` runs a batch in a worker (importable by name; `run_batch` unless testing)."""
     todo: dict[str, Job] = {}
     for j in jobs:
         if j.record not in todo and not store.has(j.record, j.series):
@@ -233,7 +234,7 @@ def execute(store: Store, jobs: list[Job], executor: Executor, *, progress: bool
                 out.failed.append(job.record)
                 count(failed=True)
 
-        executor.run(run_batch, next_batch, done, failed)
+        executor.run(fn, next_batch, done, failed)
     return out
 
 

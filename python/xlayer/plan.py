@@ -215,7 +215,9 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
     except tomllib.TOMLDecodeError as e:
         raise PlanError(f"{p}: cannot parse: {' '.join(str(e).split())}") from None
     try:
-        return plan_from_dict(doc, p.parent, p.stem)
+        plan = plan_from_dict(doc, p.parent, p.stem)
+        plan.points()  # every axis checked now, naming the file
+        return plan
     except PlanError as e:
         raise PlanError(f"{p}: {e}") from None
 
