@@ -14,6 +14,7 @@ wireless and cellular links. Rust core, Python front.
 from . import _core, scenarios
 from .api import RNG, RunResult, check_determinism, run
 from .outdir import OutputError
+from .plan import Plan, PlanError, Sample, load_plan
 from .scenario import (
     OverrideError,
     ScenarioError,
@@ -26,6 +27,7 @@ from .scenario import (
     validate,
 )
 from .stats import summarize
+from .store import Store
 from .sweep import sweep
 
 __version__: str = _core.__version__
@@ -34,14 +36,19 @@ __all__ = [
     "RNG",
     "OutputError",
     "OverrideError",
+    "Plan",
+    "PlanError",
     "RunResult",
     "ScenarioError",
     "ScenarioNotFoundError",
+    "Sample",
+    "Store",
     "__version__",
     "apply_overrides",
     "canonical_json",
     "check_determinism",
     "load",
+    "load_plan",
     "resolve",
     "run",
     "scenarios",

@@ -130,7 +130,7 @@ class Dask:
             raise ImportError('the Dask executor needs dask.distributed: pip install "xlayer[dask]"') from None
         try:
             return cls(Client(address, timeout="20s"))
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, ValueError) as e:  # refused, timed out, malformed
             raise OSError(f"cannot reach the Dask scheduler at {address}: {e}") from None
 
     def run(self, fn: Callable[[list[Job]], Any], next_batch: Callable[[], Batch | None],
