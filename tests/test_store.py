@@ -331,3 +331,45 @@ def test_cli_plan_sweep_and_store_commands(run_cli: Any, tmp_path: Path, monkeyp
     assert code == 2 and "--scheduler" in err
     code, out, err = run_cli("store", "ls", "nowhere")
     assert code == 2 and "not an xlayer store" in err
+
+
+# --- summaries and reports --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lossy_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    doc = xlayer.apply_overrides(xlayer.scenarios.dumbbell(n_flows=2, duration="3s"),
+                                 {"link.bottleneck.loss": {"model": "bernoulli", "p": 0.005}})
+    path = tmp_path_factory.mktemp("lossy") / "st"
+    df = xlayer.sweep(doc, {"link.bottleneck.queue": ["20pkt", "100pkt"]}, seeds=range(1, 6), store=path,
+                      progress=False)
+    return path, df
+
+
+def test_summarize_reads_a_store_like_the_sweep_table(lossy_store: tuple[Path, pd.DataFrame]) -> None:
+    path, df = lossy_store
+    from_store = xlayer.summarize(path, metrics=["goodput_bps", "delay_p95_s"])
+    pd.testing.assert_frame_equal(from_store, xlayer.summarize(df, metrics=["goodput_bps", "delay_p95_s"]))
+    assert list(from_store.columns[:2]) == ["link.bottleneck.queue", "name"] and (from_store["n"] == 5).all()
+    assert (from_store["ci_half_width"] > 0).all()
+    frame = Store(path).frame(columns=["goodput_bps"])
+    assert list(frame.columns) == ["link.bottleneck.queue", "seed", "run", "record", "fingerprint", "goodput_bps"]
+
+
+def test_report_writes_markdown_and_plots(run_cli: Any, lossy_store: tuple[Path, pd.DataFrame],
+                                          tmp_path: Path) -> None:
+    path, df = lossy_store
+    code, out, err = run_cli("report", path, "--by", "link.bottleneck.queue", "--metric", "goodput_bps",
+                             "--out", tmp_path / "rep", "--format", "svg")
+    assert code == 0, err
+    files = sorted(p.name for p in (tmp_path / "rep").iterdir())
+    assert files == ["goodput_bps_vs_link_bottleneck_queue.svg", "manifest.json", "report.md", "summary.csv",
+                     "throughput_vs_delay.svg"]
+    text = (tmp_path / "rep" / "report.md").read_text()
+    mean = df[(df["link.bottleneck.queue"] == "20pkt") & (df["name"] == "f0")]["goodput_bps"].mean()
+    assert f"| 20pkt | f0 | 5 | {mean:.6g} |" in text
+    assert "![throughput against delay](throughput_vs_delay.svg)" in text
+    assert "<svg" in (tmp_path / "rep" / "throughput_vs_delay.svg").read_text()[:400]
+    code, _, err = run_cli("report", path, "--by", "link.nope", "--metric", "goodput_bps", "--out", tmp_path / "r2")
+    assert code == 2 and "--by link.nope: not an axis or a column" in err and "link.bottleneck.queue" in err
+    assert not (tmp_path / "r2").exists()

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import xlayer
-from xlayer.stats import mean_ci, summarize, t_ppf
+from xlayer.stats import mean_ci, summarize
 from xlayer.sweep import points
 
 GRID = {"link.bottleneck.rate": ["10Mbps", "20Mbps"]}
@@ -69,14 +69,14 @@ def test_invalid_grid_point_fails_before_running(small: dict) -> None:
         xlayer.sweep(small, {"link.nope.rate": ["10Mbps"]}, progress=False)
 
 
-def test_t_quantiles_match_tables() -> None:
-    # Two-sided 95% critical values from standard t tables.
-    for df, t in [(1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (29, 2.0452),
-                  (120, 1.9799)]:
-        assert t_ppf(0.975, df) == pytest.approx(t, abs=1e-4)
-    assert t_ppf(0.995, 10) == pytest.approx(3.1693, abs=1e-4)
-    assert t_ppf(0.025, 4) == pytest.approx(-2.7764, abs=1e-4)
-    assert t_ppf(0.975, 1e7) == pytest.approx(1.95996, abs=1e-4)
+def test_intervals_use_the_t_quantiles_of_the_tables() -> None:
+    # Two-sided critical values from standard t tables, for n = df + 1 samples.
+    for df, t in [(1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (29, 2.0452), (120, 1.9799)]:
+        x = [float(i % 2) for i in range(df + 1)]
+        r = mean_ci(x)
+        assert r["ci_half_width"] == pytest.approx(t * r["std"] / math.sqrt(df + 1), rel=1e-4)
+    r = mean_ci([0.0, 1.0] * 5 + [0.5], ci=0.99)  # df 10
+    assert r["ci_half_width"] == pytest.approx(3.1693 * r["std"] / math.sqrt(11), rel=1e-4)
 
 
 def test_mean_ci() -> None:

@@ -47,6 +47,19 @@ def add_commands(sub: Any) -> None:
     gc.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     gc.set_defaults(func=_cmd_gc)
 
+    rp = sub.add_parser("report", help="a Markdown report with plots of a results store")
+    rp.add_argument("store", metavar="STORE")
+    rp.add_argument("--by", required=True, metavar="AXIS", help="the x axis: a plan axis, e.g. link.bottleneck.queue")
+    rp.add_argument("--metric", required=True, metavar="COLUMN", help="a flow-table column, e.g. goodput_bps")
+    rp.add_argument("--scheme", default="name", metavar="COLUMN",
+                    help="what the curves compare: a flow column or an axis (default: name, the flow)")
+    rp.add_argument("--plan", help="one plan of the store (default: all)")
+    rp.add_argument("--format", choices=("png", "svg"), default="png", help="plot format (default png)")
+    rp.add_argument("--out", help="output directory (default out/<store name>-report)")
+    rp.add_argument("--overwrite", action="store_true",
+                    help="allow an --out folder that is not empty and not an xlayer output")
+    rp.set_defaults(func=_cmd_report)
+
 
 def wants_store(args: argparse.Namespace) -> bool:
     from .plan import is_plan_file
@@ -188,4 +201,19 @@ def _cmd_gc(args: argparse.Namespace, command: list[str]) -> int:
         for p in paths:
             print(f"{verb} {what.replace('_', ' ')}: {p}")
     print(f"{verb} {sum(map(len, removed.values()))} item(s) from {args.dir}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace, command: list[str]) -> int:
+    from .cli import UsageError
+    from .report import ReportError, report
+
+    st = _store(args.store, create=False)
+    out = args.out or os.path.join("out", f"{Path(args.store).resolve().name}-report")
+    try:
+        path = report(st, out, args.by, args.metric, plan=args.plan, scheme=args.scheme, fmt=args.format,
+                      overwrite=args.overwrite)
+    except (ReportError, KeyError) as e:
+        raise UsageError(str(e.args[0])) from None
+    print(f"wrote {path}")
     return 0

@@ -25,6 +25,12 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
+# The native class calls its module `_core`; pickle finds it only under its importable
+# name. Pickling that carries an error's context along (tblib's, which Dask installs)
+# meets the native error as the context of ours.
+_core.ScenarioError.__module__ = "xlayer._core"
+
+
 class ScenarioError(_core.ScenarioError):
     """A scenario is invalid. `str(e)` is the one-line message, which starts with the field
     path when there is one (`link[0].rate: ...`); `e.path` is that path (or None) and

@@ -1,12 +1,20 @@
-"""Replication statistics: means with Student-t confidence intervals (no scipy needed)."""
+"""Replication statistics: means with Student-t confidence intervals (scipy's t quantiles),
+over a sweep's DataFrame or a results store."""
 
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+import os
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 import pandas as pd
+from scipy import stats as _st
+
+if TYPE_CHECKING:
+    from .store import Store
+
+Source = Union[pd.DataFrame, str, "os.PathLike[str]", "Store"]
 
 DEFAULT_METRICS = (
     "goodput_bps",
@@ -19,89 +27,36 @@ DEFAULT_METRICS = (
 )
 
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        m2 = 2 * m
-        for aa in (
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betai(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(lbt) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
-
-
-def t_cdf(t: float, df: float) -> float:
-    """CDF of Student's t distribution with `df` degrees of freedom."""
-    tail = 0.5 * _betai(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t >= 0 else tail
-
-
-def t_ppf(p: float, df: float) -> float:
-    """Quantile of Student's t (inverse CDF), by bisection; accurate to ~1e-12."""
-    if not 0.0 < p < 1.0 or df <= 0:
-        raise ValueError(f"t_ppf needs 0 < p < 1 and df > 0, got p={p}, df={df}")
-    if p < 0.5:
-        return -t_ppf(1.0 - p, df)
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
-        lo, hi = hi, hi * 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-13 * max(1.0, hi):
-            break
-    return 0.5 * (lo + hi)
-
-
 def mean_ci(values: Sequence[float] | np.ndarray, ci: float = 0.95) -> dict[str, float]:
     """n, mean, sample std and the two-sided Student-t interval of the mean (NaN-free input)."""
     x = np.asarray(values, dtype=float)
     n = len(x)
     mean = float(x.mean()) if n else math.nan
     std = float(x.std(ddof=1)) if n > 1 else math.nan
-    hw = t_ppf((1.0 + ci) / 2.0, n - 1) * std / math.sqrt(n) if n > 1 else math.nan
+    hw = float(_st.t.ppf((1.0 + ci) / 2.0, n - 1)) * std / math.sqrt(n) if n > 1 else math.nan
     return {"n": n, "mean": mean, "std": std, "ci_low": mean - hw, "ci_high": mean + hw,
             "ci_half_width": hw}
 
 
 def summarize(
-    df: pd.DataFrame,
+    source: Source,
     by: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
     ci: float = 0.95,
+    *,
+    plan: str | None = None,
+    table: str = "flows",
 ) -> pd.DataFrame:
     """Mean and Student-t confidence interval of each metric over replications.
 
-    Returns one row per (group, metric) with n, mean, std, ci_low, ci_high, ci_half_width.
-    Defaults: `by` = the sweep's grid columns plus the flow name; `metrics` = the usual
-    per-flow metrics present in `df`. Missing values (e.g. no completion time) are skipped.
+    `source` is a sweep's DataFrame or a results store (a path or `xlayer.Store`; then
+    `plan` picks one plan's points, default all, and `table` the flows or links table;
+    only the columns needed are read). Returns one row per (group, metric) with n, mean,
+    std, ci_low, ci_high, ci_half_width. Defaults: `by` = the sweep's axes plus the flow
+    name; `metrics` = the usual per-flow metrics present. Missing values (e.g. no
+    completion time) are skipped.
     """
+    df = source if isinstance(source, pd.DataFrame) else _from_store(source, by, metrics, plan, table)
     if not 0.0 < ci < 1.0:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
     by = list(by) if by is not None else _default_by(df)
@@ -118,6 +73,16 @@ def summarize(
             rows.append({**dict(zip(by, key)), "metric": m, **mean_ci(x, ci)})
     return pd.DataFrame(rows, columns=[*by, "metric", "n", "mean", "std", "ci_low", "ci_high",
                                        "ci_half_width"])
+
+
+def _from_store(source: Source, by: Sequence[str] | None, metrics: Sequence[str] | None,
+                plan: str | None, table: str) -> pd.DataFrame:
+    from .store import Store
+
+    st = source if isinstance(source, Store) else Store(source, create=False)
+    # Read only the columns the summary needs (all of them when `by` is left to default).
+    cols = None if by is None and metrics is None else [*(by or []), *(metrics or DEFAULT_METRICS), "name", "flow"]
+    return st.frame(plan=plan, table=table, columns=cols)
 
 
 def _default_by(df: pd.DataFrame) -> list[str]:

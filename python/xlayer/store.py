@@ -271,6 +271,25 @@ class Store:
         df.attrs["xlayer"] = {"params": axes}
         return df
 
+    def frame(self, plan: str | None = None, table: str = "flows",
+              columns: Iterable[str] | None = None) -> pd.DataFrame:
+        """One plan's (default: every plan's) finished points joined with a table of their
+        records: the axis columns, seed, run, record, then the table's `columns`
+        (default all). Only those columns are read from disk."""
+        pts = self.points(plan)
+        axes = pts.attrs["xlayer"]["params"]
+        ok = pts[pts["status"] == "ok"].drop(columns=["plan", "status"])
+        ok = ok.loc[~ok.astype(str).duplicated()]  # a point that two plans share, once
+        ds = self.dataset(table, records=list(dict.fromkeys(ok["record"])))
+        have = set(ds.schema.names) - {*axes, "seed", "run"}
+        want = None if columns is None else [c for c in dict.fromkeys(["record", "fingerprint", *columns])
+                                             if c in have]
+        data = ds.to_table(columns=want or sorted(have)).to_pandas()
+        data = data.drop(columns=[c for c in ("seed", "run") if c in data])
+        out = ok.merge(data, on="record", how="inner", sort=False).reset_index(drop=True)
+        out.attrs["xlayer"] = {"params": axes, "store": str(self.root), "plan": plan}
+        return out
+
     # --- housekeeping -------------------------------------------------------------------
 
     def gc(self, *, other_versions: bool = False, dry_run: bool = False) -> dict[str, list[str]]:
