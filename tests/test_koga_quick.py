@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 
 from xlayer.papers import koga
@@ -48,3 +49,23 @@ def test_quick_reproduction_keeps_the_robust_checks(quick) -> None:
     _, report, _ = quick
     for c in ("C1", "C2", "C3", "C4", "C5"):
         assert re.search(rf"^\| {c} \| .* \| PASS \|", report, flags=re.M), c
+
+
+def test_an_interrupted_reproduction_resumes_from_its_store(quick, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from xlayer import executors
+    from xlayer.store import Store
+
+    _, _, out = quick
+    before = pd.read_csv(out / "results.csv").drop(columns="wall_s")
+    st = Store(out / "store", create=False)
+    lost = st.keys()[:5]  # as if the reproduction had been stopped before these
+    for k in lost:
+        shutil.rmtree(st.path(k))
+    ran = []
+    real = executors._run
+    monkeypatch.setattr(executors, "_run", lambda doc, seed, run, **kw: ran.append(seed) or real(doc, seed, run, **kw))
+    koga.reproduce(out, quick=True, workers=1)
+    assert len(ran) == 5 and sorted(st.keys()) == sorted(set(st.keys()) | set(lost))
+    pd.testing.assert_frame_equal(pd.read_csv(out / "results.csv").drop(columns="wall_s"), before)

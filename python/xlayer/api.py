@@ -55,9 +55,7 @@ class RunResult:
     def conserved(self) -> bool:
         """Every packet sent (and every copy group forwarding made) is delivered, dropped or
         still in flight."""
-        c = self.conservation
-        sent = c["sent"] + c.get("replicated", 0)
-        return bool(sent == c["delivered"] + c["dropped"] + c["in_flight"])
+        return conserved(self.conservation)
 
     def series_wide(self, metric: str | None = None) -> pd.DataFrame:
         """Pivot the long series to one row per time: columns are entities for one
@@ -162,6 +160,13 @@ def check_determinism(
     doc = resolve(scenario, overrides)
     with native_errors():
         return _core.check_determinism(canonical_json(doc), seed, run, _base_dir(scenario))
+
+
+def conserved(c: Mapping[str, int]) -> bool:
+    """Whether conservation counters balance: sent + group copies = delivered + dropped
+    + in flight."""
+    sent = c["sent"] + c.get("replicated", 0)
+    return bool(sent == c["delivered"] + c["dropped"] + c["in_flight"])
 
 
 def check_index(what: str, v: Any) -> None:

@@ -59,16 +59,17 @@ def reproduce(out_dir: pathlib.Path, quick: bool = False, workers: int = 2) -> i
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     s = settings(quick)
+    store = out / "store"  # every sweep's runs: an interrupted reproduction resumes from it
     sweeps = {}
     for fading in ("slow", "fast"):
         sweeps[(fading, "clamp")] = experiments.run_sweep(
-            Sweep(fading, "clamp", s.a_values, s.seeds, s.duration_s, s.warm_s), workers)
+            Sweep(fading, "clamp", s.a_values, s.seeds, s.duration_s, s.warm_s), workers, store)
         sweeps[(fading, "newreno")] = experiments.run_sweep(
-            Sweep(fading, "newreno", s.buffers, s.seeds, s.duration_s, s.warm_s), workers)
+            Sweep(fading, "newreno", s.buffers, s.seeds, s.duration_s, s.warm_s), workers, store)
     sweeps[("low_rate", "clamp")] = experiments.run_sweep(
-        Sweep("low_rate", "clamp", s.low_a_values, s.low_seeds, s.duration_s, s.warm_s), workers)
+        Sweep("low_rate", "clamp", s.low_a_values, s.low_seeds, s.duration_s, s.warm_s), workers, store)
     sweeps[("low_rate", "newreno")] = experiments.run_sweep(
-        Sweep("low_rate", "newreno", s.low_buffers, s.low_seeds, s.duration_s, s.warm_s), workers)
+        Sweep("low_rate", "newreno", s.low_buffers, s.low_seeds, s.duration_s, s.warm_s), workers, store)
     fig2 = dynamics.fig2()
     fig6 = dynamics.fig6("fast", sweeps[("fast", "clamp")], sweeps[("fast", "newreno")], (0.050, 0.180), s.duration_s)
     vh = dynamics.short_flows(s.duration_s, s.vh_a_values)
@@ -86,7 +87,7 @@ def reproduce(out_dir: pathlib.Path, quick: bool = False, workers: int = 2) -> i
     extra: list[str] = []
     if not quick:
         extra = sensitivity.markdown(sensitivity.fig2_queue_errors(), sensitivity.fig3_shared_queue(
-            (5000, 10_000, 20_000), s.seeds[:3], s.duration_s, s.warm_s, workers))
+            (5000, 10_000, 20_000), s.seeds[:3], s.duration_s, s.warm_s, workers, store))
     info = {"quick": quick, "seeds": len(s.seeds), "duration_s": s.duration_s, "warm_s": s.warm_s}
     for key, df in sweeps.items():
         df.to_csv(out / f"sweep_{key[0]}_{key[1]}.csv", index=False)

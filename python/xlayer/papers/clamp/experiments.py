@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...api import RunResult
+from ...plan import Plan
 from ...api import run as _run
 from ...sweep import sweep as _xsweep
 from ...stats import mean_ci
@@ -41,7 +43,23 @@ class Sweep:
         return "radio.ap.model.clamp.a" if self.protocol == "clamp" else "radio.ap.model.queue"
 
 
-def run_sweep(s: Sweep, workers: int) -> pd.DataFrame:
+def stored_sweep(base: dict[str, Any], grid: dict[str, list[Any]], seeds: Sequence[int], workers: int,
+                 store: Path | None, name: str) -> pd.DataFrame:
+    """`xlayer.sweep` in memory, or into `store` as plan `name` (runs already there are
+    not run again); a failed run stops the reproduction either way."""
+    if store is None:
+        return _xsweep(base, grid=grid, seeds=list(seeds), workers=workers, progress=False)
+    df = _xsweep(Plan(base, grid=grid, seeds=list(seeds), name=name), workers=workers, progress=False,
+                 store=store)
+    failed = df.attrs["xlayer"]["failed"]
+    if failed:
+        f = failed[0]
+        raise RuntimeError(f"{len(failed)} CLAMP run(s) of {name} failed, the first ({f['params']}, "
+                           f"seed {f['seed']}): {f['message']}")
+    return df
+
+
+def run_sweep(s: Sweep, workers: int, store: Path | None = None) -> pd.DataFrame:
     """Per (value, seed): mean queueing delay, per-flow and total goodput, fairness,
     mean 1 MB download time, timeouts. One row per run pair."""
     base = sc.fig3(s.fading, s.protocol, s.values[0], s.duration_s)
@@ -49,7 +67,7 @@ def run_sweep(s: Sweep, workers: int) -> pd.DataFrame:
         s.path: [f"{int(v)}B" for v in s.values],
         "simulation.duration": [f"{s.warm_s:g}s", f"{s.duration_s:g}s"],
     }
-    df = _xsweep(base, grid=grid, seeds=list(s.seeds), workers=workers, progress=False)
+    df = stored_sweep(base, grid, s.seeds, workers, store, f"{s.fading}-{s.protocol}")
     rows = []
     for (value, seed), g in df.groupby([s.path, "seed"], sort=False):
         w = g[g["simulation.duration"] == f"{s.warm_s:g}s"].set_index("name")

@@ -5,12 +5,12 @@ in seconds, our default; 0.5 ms with I in milliseconds). Full mode only."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ...sweep import sweep as _xsweep
 from . import dynamics
 from . import experiments as ex
 from . import scenarios as sc
@@ -38,7 +38,7 @@ def fig2_queue_errors() -> pd.DataFrame:
 
 
 def fig3_shared_queue(a_values: tuple[float, ...], seeds: tuple[int, ...], duration_s: float, warm_s: float,
-                      workers: int) -> pd.DataFrame:
+                      workers: int, store: Path | None = None) -> pd.DataFrame:
     """Mean over seeds of delay, queue Jain index and the shared-queue ratio f10/f180."""
     rows = []
     for fading in ("fast", "slow"):
@@ -46,7 +46,7 @@ def fig3_shared_queue(a_values: tuple[float, ...], seeds: tuple[int, ...], durat
             base = _with_tc(sc.fig3(fading, "clamp", a_values[0], duration_s), tc)
             grid = {"radio.ap.model.clamp.a": [f"{int(a)}B" for a in a_values],
                     "simulation.duration": [f"{warm_s:g}s", f"{duration_s:g}s"]}
-            df = _xsweep(base, grid=grid, seeds=list(seeds), workers=workers, progress=False)
+            df = ex.stored_sweep(base, grid, seeds, workers, store, f"sensitivity-{fading}-T{tc:g}")
             for (a, seed), g in df.groupby(["radio.ap.model.clamp.a", "seed"]):
                 w = g[g["simulation.duration"] == f"{warm_s:g}s"].set_index("name")
                 e = g[g["simulation.duration"] == f"{duration_s:g}s"].set_index("name")

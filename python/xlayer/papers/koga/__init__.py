@@ -25,13 +25,15 @@ SEEDS_QUICK = 4
 
 def reproduce(out_dir: Path, quick: bool = False, workers: int = 2) -> int:
     """Run the experiments, write report.md, the figures and results.csv into `out_dir`,
-    print the check outcomes, and return the number of failed checks."""
+    print the check outcomes, and return the number of failed checks. Every run is a
+    record of the store `out_dir/store`: started again after an interruption, the
+    reproduction computes only the runs it lacks."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     exps = experiments.experiments(quick)
     seeds = range(1, (SEEDS_QUICK if quick else SEEDS_FULL) + 1)
     t0 = time.perf_counter()
-    df = experiments.run_all(exps, seeds, workers or experiments.default_workers())
+    df = experiments.run_all(exps, seeds, workers or experiments.default_workers(), store=out_dir / "store")
     wall = time.perf_counter() - t0
     df.to_csv(out_dir / "results.csv", index=False)
     results = checks.all_checks(df)

@@ -3,18 +3,20 @@ pool that runs them, and the per-run metrics (the paper's loss definitions)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, replace
+import tempfile
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from ...api import run as _run
 from ... import scenario as _scenario
+from ...api import conserved
+from ...executors import Job, execute, executor_for
+from ...progress import enabled
 from ...scenario import apply_overrides, load
+from ...store import Store, key
 from .paper import DEADLINE_S, RATES_KBPS
 
 SCENARIO = _scenario.shipped("koga_fig1.toml")
@@ -147,22 +149,11 @@ def metrics(flows: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def _run_chunk(chunk: list[tuple[dict[str, Any], int]]) -> list[dict[str, Any]]:
-    """Run a few (scenario, seed) jobs in a worker (top level so spawn can import it)."""
-    out = []
-    for doc, seed in chunk:
-        res = _run(doc, seed=seed, run=0, progress=False)
-        if not res.conserved:
-            raise RuntimeError(f"packet conservation violated: {res.conservation}")
-        out.append({**metrics(res.flows), "fingerprint": res.fingerprint,
-                    "wall_s": float(res.metadata.get("wall_time_s") or 0.0)})
-    return out
-
-
 def run_all(exps: Iterable[Experiment], seeds: Iterable[int], workers: int,
-            scenario: Path = SCENARIO) -> pd.DataFrame:
+            scenario: Path = SCENARIO, store: Path | None = None) -> pd.DataFrame:
     """One row per (experiment, rate, x, seed). Identical settings are run once and
-    shared between experiments (e.g. Table 3 is a point of Fig. 3)."""
+    shared between experiments (e.g. Table 3 is a point of Fig. 3). Runs are records of
+    `store` (a temporary one if None): those already there are not run again."""
     base = load(scenario)
     seeds = list(seeds)
     settings: dict[tuple[Setting, int], list[tuple[str, int, Any]]] = {}
@@ -174,20 +165,26 @@ def run_all(exps: Iterable[Experiment], seeds: Iterable[int], workers: int,
     for (s, rate), users in settings.items():
         doc = apply_overrides(load(base), s.overrides(rate))
         for seed in seeds:
-            jobs.append((doc, seed))
+            jobs.append(Job(key(doc, seed, 0), doc, seed, 0, {"rate_kbps": rate, **asdict(s)}))
             owners.append((users, seed))
-    chunk = max(1, min(16, len(jobs) // (4 * max(1, workers))))
-    chunks = [jobs[i:i + chunk] for i in range(0, len(jobs), chunk)]
-    if workers > 1 and len(chunks) > 1:
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx) as pool:
-            results = [r for part in pool.map(_run_chunk, chunks) for r in part]
-    else:
-        results = [r for c in chunks for r in _run_chunk(c)]
-    rows = []
-    for (users, seed), m in zip(owners, results):
-        for key, rate, x in users:
-            rows.append({"experiment": key, "rate_kbps": rate, "x": x, "seed": seed, **m})
+    with tempfile.TemporaryDirectory(prefix="xlayer-koga-") as scratch:
+        st = Store(store if store is not None else Path(scratch, "store"))
+        st.gc()  # staging folders an interrupted reproduction left
+        st.save_plan("koga", {"name": "koga", "scenario": str(scenario)},
+                     [{"params": j.params, "seed": j.seed, "run": 0, "key": j.record} for j in jobs])
+        out = execute(st, jobs, executor_for(workers), progress=enabled(None), label="koga")
+        if out.failed:
+            err = st.manifest(out.failed[0])["error"]
+            raise RuntimeError(f"{len(out.failed)} Koga run(s) failed, the first with: {err['message']}")
+        rows = []
+        for job, (users, seed) in zip(jobs, owners):
+            m = st.manifest(job.record)
+            if not conserved(m["conservation"]):
+                raise RuntimeError(f"packet conservation violated: {m['conservation']}")
+            row = {**metrics(st.table(job.record)), "fingerprint": m["fingerprint"],
+                   "wall_s": float(m.get("wall_time_s") or 0.0)}
+            for k, rate, x in users:
+                rows.append({"experiment": k, "rate_kbps": rate, "x": x, "seed": seed, **row})
     return pd.DataFrame(rows)
 
 
