@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 if TYPE_CHECKING:
     from .store import Store
@@ -33,7 +32,9 @@ def mean_ci(values: Sequence[float] | np.ndarray, ci: float = 0.95) -> dict[str,
     n = len(x)
     mean = float(x.mean()) if n else math.nan
     std = float(x.std(ddof=1)) if n > 1 else math.nan
-    hw = float(_st.t.ppf((1.0 + ci) / 2.0, n - 1)) * std / math.sqrt(n) if n > 1 else math.nan
+    from scipy import stats  # here: every sweep worker imports this module, few need SciPy
+
+    hw = float(stats.t.ppf((1.0 + ci) / 2.0, n - 1)) * std / math.sqrt(n) if n > 1 else math.nan
     return {"n": n, "mean": mean, "std": std, "ci_low": mean - hw, "ci_high": mean + hw,
             "ci_half_width": hw}
 
