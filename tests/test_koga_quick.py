@@ -64,8 +64,8 @@ def test_an_interrupted_reproduction_resumes_from_its_store(quick, monkeypatch: 
     for k in lost:
         shutil.rmtree(st.path(k))
     ran = []
-    real = executors._run
-    monkeypatch.setattr(executors, "_run", lambda doc, seed, run, **kw: ran.append(seed) or real(doc, seed, run, **kw))
+    real = executors.simulate
+    monkeypatch.setattr(executors, "simulate", lambda doc, seed, *a: ran.append(seed) or real(doc, seed, *a))
     koga.reproduce(out, quick=True, workers=1)
     assert len(ran) == 5 and sorted(st.keys()) == sorted(set(st.keys()) | set(lost))
     pd.testing.assert_frame_equal(pd.read_csv(out / "results.csv").drop(columns="wall_s"), before)

@@ -134,13 +134,21 @@ def run(
     if pcap_dir is not None:
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
         pcap_dir = os.fspath(pcap_dir)
-    with native_errors():
-        folder = base_dir if base_dir is not None else _base_dir(scenario)
-        sim = _core.Simulation(canonical_json(doc), seed, run, pcap_dir, folder)
+    folder = base_dir if base_dir is not None else _base_dir(scenario)
     label = doc.get("name") or (Path(scenario).stem if isinstance(scenario, (str, os.PathLike)) else "run")
-    with native_errors():  # a run that stalls is the scenario's error too
-        raw = _drive(sim, _progress.enabled(progress), f"{label} seed={seed} run={run}")
+    raw = simulate(doc, seed, run, folder, pcap_dir=pcap_dir, progress=_progress.enabled(progress),
+                   label=f"{label} seed={seed} run={run}")
     return _result(raw, doc, seed, run)
+
+
+def simulate(doc: Mapping[str, Any], seed: int, run: int, base_dir: str | None = None, *,
+             pcap_dir: str | None = None, progress: bool = False, label: str = "") -> dict[str, Any]:
+    """Run a resolved scenario dict and return the native result as plain columns
+    (what `run` turns into DataFrames; a results store writes it as Arrow directly)."""
+    with native_errors():
+        sim = _core.Simulation(canonical_json(doc), seed, run, pcap_dir, base_dir)
+    with native_errors():  # a run that stalls is the scenario's error too
+        return _drive(sim, progress, label)
 
 
 def check_determinism(
@@ -208,7 +216,20 @@ def _advance_in_chunks(
 
 def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) -> RunResult:
     series = pd.DataFrame(raw.get("series") or {c: [] for c in SERIES_COLUMNS})
-    metadata = {
+    return RunResult(
+        flows=pd.DataFrame(raw.get("flows") or {}),
+        links=pd.DataFrame(raw.get("links") or {}),
+        series=series,
+        fingerprint=str(raw["fingerprint"]),
+        metadata=metadata(raw, doc, seed, run),
+        conservation={k: int(v) for k, v in dict(raw.get("conservation") or {}).items()},
+        scenario=doc,
+    )
+
+
+def metadata(raw: Mapping[str, Any], doc: Mapping[str, Any], seed: int, run: int) -> dict[str, Any]:
+    """A run's provenance: version, commit, seed, run, RNG, scenario name and hash, events, times."""
+    return {
         "version": version(),
         "commit": commit(),
         "seed": seed,
@@ -220,15 +241,6 @@ def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) ->
         "sim_time_s": raw.get("sim_time_s"),
         "wall_time_s": raw.get("wall_time_s"),
     }
-    return RunResult(
-        flows=pd.DataFrame(raw.get("flows") or {}),
-        links=pd.DataFrame(raw.get("links") or {}),
-        series=series,
-        fingerprint=str(raw["fingerprint"]),
-        metadata=metadata,
-        conservation={k: int(v) for k, v in dict(raw.get("conservation") or {}).items()},
-        scenario=doc,
-    )
 
 
 # --- provenance -------------------------------------------------------------------------

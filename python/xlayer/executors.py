@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from . import progress as _progress
-from .api import run as _run
+from .api import simulate
 from .pool import stream
 from .scenario import ScenarioError
 from .store import Store, encode
@@ -58,8 +58,8 @@ def run_batch(jobs: list[Job]) -> list[tuple[str, str, Any, float]]:
         t0 = time.perf_counter()
         for attempt in (1, 2):
             try:
-                res = _run(j.doc, j.seed, j.run, progress=False, base_dir=j.folder)
-                out.append(("ok", j.record, encode(res, j.record, j.params, j.series),
+                raw = simulate(j.doc, j.seed, j.run, j.folder)
+                out.append(("ok", j.record, encode(raw, j.doc, j.seed, j.run, j.record, j.params, j.series),
                             time.perf_counter() - t0))
                 break
             except ScenarioError as e:

@@ -147,8 +147,7 @@ def _sweep_into_store(plan: Plan, jobs: list[tuple[dict[str, Any], int, int]], d
             raise ScenarioError(f"grid point {_where(first.params)}: {err['message']}" if first.params
                                 else err["message"], path=err.get("path"))
         ok = [(j, i) for i, j in enumerate(work) if j.record not in failed]
-        results = [(st.table(j.record), *_record_meta(st, j.record)) for j, _ in ok]
-        df = _assemble([jobs[i] for _, i in ok], results, axes)
+        df = _assemble_stored(st, [jobs[i] for _, i in ok], [j.record for j, _ in ok], axes)
         df.attrs["xlayer"].update({
             "store": str(st.root) if store is not None else None, "plan": plan.name,
             "computed": outcome.computed, "cached": outcome.cached,
@@ -158,9 +157,27 @@ def _sweep_into_store(plan: Plan, jobs: list[tuple[dict[str, Any], int, int]], d
         return df
 
 
-def _record_meta(st: Store, record: str) -> tuple[str, dict[str, Any]]:
-    m = st.manifest(record)
-    return str(m["fingerprint"]), m
+def _assemble_stored(st: Store, jobs: list[tuple[dict[str, Any], int, int]], records: list[str],
+                     axes: list[str]) -> pd.DataFrame:
+    """`_assemble` of stored records: when every record's flow table has the same schema
+    (the usual case), the tables are joined in Arrow and converted to pandas once."""
+    import pyarrow as pa
+
+    tables = {r: st.arrow(r) for r in dict.fromkeys(records)}
+    metas = {r: st.manifest(r) for r in tables}
+    first = next(iter(tables.values()), None)
+    if first is None or any(not t.schema.equals(first.schema) for t in tables.values()):
+        results = [(st.table(r), str(metas[r]["fingerprint"]), metas[r]) for r in records]
+        return _assemble(jobs, results, axes)
+    flows = pa.concat_tables([tables[r] for r in records]).to_pandas()
+    counts = [tables[r].num_rows for r in records]
+    heads = [{**params, "seed": seed, "run": r, "fingerprint": metas[rec]["fingerprint"]}
+             for (params, seed, r), rec in zip(jobs, records)]
+    for pos, col in enumerate(heads[0]):
+        if col in flows.columns:  # a grid path named like a flow column: keep both
+            flows = flows.rename(columns={col: f"flow.{col}"})
+        flows.insert(pos, col, [h[col] for h, n in zip(heads, counts) for _ in range(n)])
+    return _with_attrs(flows, heads, [metas[r] for r in records], axes)
 
 
 def validate_grid(scenario: ScenarioLike, grid: Mapping[str, Sequence[Any]] | None) -> None:
@@ -208,7 +225,7 @@ def _job(
 def _assemble(
     jobs: list[tuple[dict[str, Any], int, int]], results: list[Any], axes: list[str]
 ) -> pd.DataFrame:
-    frames, meta = [], []
+    frames, heads = [], []
     for (params, seed, r), (flows, fp, md) in zip(jobs, results):
         head = {**params, "seed": seed, "run": r, "fingerprint": fp}
         f = flows.copy()
@@ -217,14 +234,16 @@ def _assemble(
                 f = f.rename(columns={col: f"flow.{col}"})
             f.insert(pos, col, [val] * len(f))
         frames.append(f)
-        meta.append({**head, **{k: md.get(k) for k in ("scenario_hash", "events", "wall_time_s")}})
+        heads.append(head)
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    df.attrs["xlayer"] = {
-        "version": version(),
-        "commit": commit(),
-        "params": axes,
-        "runs": meta,
-    }
+    return _with_attrs(df, heads, [md for _, _, md in results], axes)
+
+
+def _with_attrs(df: pd.DataFrame, heads: list[dict[str, Any]], metas: list[dict[str, Any]],
+                axes: list[str]) -> pd.DataFrame:
+    runs = [{**h, **{k: md.get(k) for k in ("scenario_hash", "events", "wall_time_s")}}
+            for h, md in zip(heads, metas)]
+    df.attrs["xlayer"] = {"version": version(), "commit": commit(), "params": axes, "runs": runs}
     return df
 
 
