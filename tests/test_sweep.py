@@ -9,7 +9,7 @@ import pytest
 
 import xlayer
 from xlayer.stats import mean_ci, summarize
-from xlayer.sweep import points
+from xlayer.plan import Plan
 
 GRID = {"link.bottleneck.rate": ["10Mbps", "20Mbps"]}
 SEEDS = [1, 2]
@@ -26,8 +26,8 @@ def serial(small: dict) -> pd.DataFrame:
 
 
 def test_points_order() -> None:
-    got = points({"a": [1, 2], "b": ["x", "y"]}, [7, 8], [0])
-    assert [(p["a"], p["b"], s) for p, s, _ in got] == [
+    got = Plan({}, grid={"a": [1, 2], "b": ["x", "y"]}, seeds=[7, 8], runs=[0]).points()
+    assert [(p.params["a"], p.params["b"], p.seed) for p in got] == [
         (a, b, s) for a in (1, 2) for b in ("x", "y") for s in (7, 8)
     ]
 

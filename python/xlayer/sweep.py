@@ -7,7 +7,6 @@ whatever order the workers finish in, so a parallel sweep equals a serial one.
 
 from __future__ import annotations
 
-import itertools
 import os
 import tempfile
 from pathlib import Path
@@ -34,23 +33,6 @@ from .scenario import (
 from .store import Store, key as record_key
 
 SWEEP_COLUMNS = ("seed", "run", "fingerprint")
-
-
-def points(
-    grid: Mapping[str, Sequence[Any]] | None, seeds: Iterable[int], runs: Iterable[int]
-) -> list[tuple[dict[str, Any], int, int]]:
-    """All (params, seed, run) combinations: grid axes in the given order (the first
-    varies slowest), then seeds, then runs."""
-    grid = dict(grid or {})
-    for path, values in grid.items():
-        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-            raise TypeError(f"grid[{path!r}] must be a list of values, not {values!r}")
-    axes = list(grid)
-    combos = itertools.product(*(list(grid[a]) for a in axes))
-    return [
-        (dict(zip(axes, combo)), seed, r)
-        for combo, seed, r in itertools.product(list(combos), list(seeds), list(runs))
-    ]
 
 
 def sweep(
@@ -182,7 +164,8 @@ def _assemble_stored(st: Store, jobs: list[tuple[dict[str, Any], int, int]], rec
 
 def validate_grid(scenario: ScenarioLike, grid: Mapping[str, Sequence[Any]] | None) -> None:
     """Raise ScenarioError if any grid point is invalid; runs nothing."""
-    _resolve_points(load(scenario), points(grid, [0], [0]), base_dir(scenario))
+    pts = Plan(scenario, grid=dict(grid or {}), seeds=[0], runs=[0]).points()
+    _resolve_points(load(scenario), [(p.params, p.seed, p.run) for p in pts], base_dir(scenario))
 
 
 def _resolve_points(
