@@ -54,10 +54,10 @@ def overhead(n: int) -> None:
 
 
 def scaling(n: int) -> None:
-    doc = xlayer.scenarios.dumbbell(n_flows=16, duration="1000s")
+    doc = xlayer.scenarios.dumbbell(n_flows=16, duration="1500s")
     doc["output"] = {"series_interval": "0s"}
     one = xlayer.run(doc, seed=1, progress=False).metadata["wall_time_s"]
-    print(f"{n} runs of 16 flows over a dumbbell, 1000 s simulated, about {one:.2f} s each; "
+    print(f"{n} runs of 16 flows over a dumbbell, 1500 s simulated, about {one:.2f} s each; "
           f"{os.cpu_count()} CPUs")
     plan = xlayer.Plan(doc, seeds=range(1, n + 1), name="scaling")
     with tempfile.TemporaryDirectory() as d:
@@ -69,12 +69,12 @@ def scaling(n: int) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", choices=("overhead", "scaling"))
-    p.add_argument("--runs", type=int, help="runs in the plan (default 10,000 / 16)")
+    p.add_argument("--runs", type=int, help="runs in the plan (default 10,000 / 32)")
     a = p.parse_args()
     if a.what == "overhead":
         overhead(a.runs or 10_000)
     else:
-        scaling(a.runs or 16)
+        scaling(a.runs or 32)
 
 
 if __name__ == "__main__":
