@@ -163,7 +163,7 @@ def clean_stale(target: Path) -> None:
         if not m or m["stem"] != stem or not e.is_dir(follow_symlinks=False):
             continue
         pid = int(m["pid"])
-        if pid == os.getpid() or _alive(pid):
+        if pid == os.getpid() or process_alive(pid):
             continue
         path = Path(e.path)
         try:
@@ -316,7 +316,8 @@ def _files(folder: Path) -> set[str]:
     return out
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` runs on this machine (a zombie does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from .api import SERIES_COLUMNS, metadata, version
-from .outdir import OutputError, _alive, target_path
+from .outdir import OutputError, process_alive, target_path
 from .scenario import canonical_json
 
 if TYPE_CHECKING:
@@ -341,7 +341,7 @@ def _stage_is_live(name: str) -> bool:
         return False
     if parts[1] != _HOST:
         return True  # another machine's: only it knows
-    return int(parts[2]) == os.getpid() or _alive(int(parts[2]))
+    return int(parts[2]) == os.getpid() or process_alive(int(parts[2]))
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
