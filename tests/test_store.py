@@ -373,3 +373,19 @@ def test_report_writes_markdown_and_plots(run_cli: Any, lossy_store: tuple[Path,
     code, _, err = run_cli("report", path, "--by", "link.nope", "--metric", "goodput_bps", "--out", tmp_path / "r2")
     assert code == 2 and "--by link.nope: not an axis or a column" in err and "link.bottleneck.queue" in err
     assert not (tmp_path / "r2").exists()
+
+
+def test_progress_counts_runs_failures_and_is_silent_when_quiet(
+        small: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], run_cli: Any) -> None:
+    grid = {"simulation.max_events_per_instant": [1, 10_000_000]}
+    xlayer.sweep(small, grid, seeds=[1, 2], store=tmp_path / "st", workers=2, progress=True)
+    err = capsys.readouterr().err  # not a terminal: a line at the start and one at the end
+    assert "dumbbell-2: 4 runs to compute" in err and "dumbbell-2: 4/4 runs, 2 failed" in err
+    xlayer.sweep(small, grid, seeds=[1, 2, 3], store=tmp_path / "st", progress=True)
+    err = capsys.readouterr().err
+    assert "4 runs to compute, 2 already in the store" in err and "4/4 runs, 3 failed" in err
+    xlayer.sweep(small, grid, seeds=[4], store=tmp_path / "st", progress=False)
+    assert capsys.readouterr().err == ""
+    (tmp_path / "s.json").write_text(json.dumps(small))
+    code, out, err = run_cli("sweep", tmp_path / "s.json", "--seeds", "5", "--store", tmp_path / "st", "-q")
+    assert code == 0 and err == "" and out.count("\n") == 1
