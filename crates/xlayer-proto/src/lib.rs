@@ -9,6 +9,7 @@
 
 pub mod agents;
 pub mod app;
+pub mod dbp;
 pub mod endpoint;
 pub mod l2;
 pub mod packet;
@@ -18,5 +19,5 @@ pub mod testing;
 pub mod time;
 
 pub use endpoint::{AppCommand, Endpoint, Transmit};
-pub use packet::{Addr, Annotations, Dir, FlowId, Packet, TcpHeader, TrafficClass, Transport, UdpHeader};
+pub use packet::{Addr, Annotations, Datagram, Dir, FlowId, Packet, TcpHeader, TrafficClass, Transport, UdpHeader};
 pub use time::{SimDur, SimTime};

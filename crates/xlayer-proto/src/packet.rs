@@ -147,10 +147,22 @@ pub struct UdpHeader {
     pub payload_bytes: u32,
 }
 
+/// A UDP datagram whose payload starts with a header the endpoint encoded itself: the
+/// way transports that run over UDP (the reliable UDP under DBP, say) put their own
+/// byte format on the wire. Captures show these bytes at the start of the UDP payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Datagram {
+    /// The transport's header, as its bytes on the wire.
+    pub header: Box<[u8]>,
+    /// UDP payload bytes, the header included.
+    pub payload_bytes: u32,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     Tcp(TcpHeader),
     Udp(UdpHeader),
+    Datagram(Datagram),
 }
 
 /// Information network elements may attach for receivers that want it.

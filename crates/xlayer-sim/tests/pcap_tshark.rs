@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use xlayer_proto::dbp::wire::{DataHeader, Header};
 use xlayer_proto::packet::tcp_flags::{ACK, PSH};
-use xlayer_proto::{Addr, Dir, FlowId, Packet, SimTime, TcpHeader, Transport, UdpHeader};
+use xlayer_proto::{Addr, Datagram, Dir, FlowId, Packet, SimTime, TcpHeader, Transport, UdpHeader};
 use xlayer_sim::trace::pcap::{addr_to_ipv4, PcapWriter, RECEIVER_PORT_BASE, SENDER_PORT_BASE};
 
 const CHECKSUMS: [&str; 6] =
@@ -89,7 +90,14 @@ fn capture() -> Vec<(u64, Packet)> {
         (500_000_000, pkt(9, 2, Dir::Reverse, 40, ack(wrap + 2920, 65535))),
         (1_000_000_001, pkt(10, 3, Dir::Forward, 1028, udp(1, 1000))),
         (1_234_567_890_123_456_789, pkt(11, 3, Dir::Reverse, 200, udp(0, 100))),
+        (1_234_567_890_123_456_790, pkt(12, 4, Dir::Forward, 540, rudp_data())),
     ]
+}
+
+/// A reliable-UDP DATA packet: its header is the first 16 bytes of the UDP payload.
+fn rudp_data() -> Transport {
+    let h = Header::Data(DataHeader { seq: 7, sent_at_ns: 0x0102_0304_0506_0708, retransmission: true });
+    Transport::Datagram(Datagram { header: h.encode(), payload_bytes: 512 })
 }
 
 fn write(path: &Path, recs: &[(u64, Packet)]) {
@@ -138,6 +146,7 @@ fn tshark_decodes_every_field_and_validates_checksums() {
         "tcp.dstport",
         "udp.srcport",
         "udp.dstport",
+        "data.data",
     ];
     let mut args = vec!["-T", "fields", "-E", "separator=/t"];
     for f in &fields {
@@ -170,10 +179,16 @@ fn tshark_decodes_every_field_and_validates_checksums() {
                 assert_eq!(row[4], h.window_bytes.min(65535).to_string(), "{ctx}");
                 assert_eq!(row[5], "", "{ctx}");
             }
-            Transport::Udp(_) => {
+            Transport::Udp(_) | Transport::Datagram(_) => {
                 assert_eq!(row[5], (p.size_bytes - 20).to_string(), "{ctx}");
                 assert_eq!(row[2..5], ["", "", ""], "{ctx}");
             }
+        }
+        if let Transport::Datagram(d) = &p.transport {
+            let hex: String = d.header.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(hex, "01010000000000070102030405060708", "kind, flags, reserved, seq, timestamp, {ctx}");
+            assert!(row[16].starts_with(&hex), "the endpoint's header leads the payload, {ctx}");
+            assert!(row[16][hex.len()..].bytes().all(|c| c == b'0'), "{ctx}");
         }
     }
 

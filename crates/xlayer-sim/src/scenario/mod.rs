@@ -5,6 +5,7 @@ mod budget;
 mod builder;
 pub mod radio;
 mod registry;
+pub mod rudp;
 mod schema;
 mod topology;
 pub mod units;

@@ -3,12 +3,14 @@
 //! or a link model is a new folder plus an entry here.
 
 use super::radio::RadioModel;
+use super::rudp::{RudpControl, RudpSpec};
 use super::schema::*;
 use crate::host::FlowSetup;
 use crate::link::{AnyLink, LinkContext};
 use crate::radio::fifo::FifoRadio;
 use xlayer_proto::agents::{ClampAgent, ClampConfig, FixedWindow, KogaAgent, KogaConfig, WindowAgent};
 use xlayer_proto::app::{cbr_interval, CbrSource, UdpSink};
+use xlayer_proto::dbp::{ControlConfig, DbpConfig, RudpConfig, RudpReceiver, RudpSender};
 use xlayer_proto::endpoint::Endpoint;
 use xlayer_proto::tcp::{CcKind, TcpConfig, TcpSink, TcpSource};
 use xlayer_proto::{Addr, SimTime, TrafficClass};
@@ -54,6 +56,15 @@ pub(crate) fn flow_setup(f: &FlowSpec, index: usize, at: FlowPlace) -> FlowSetup
             let sinks =
                 (0..n).map(|_| Box::new(TcpSink::new(&cfg, window_agent(&spec, &cfg))) as Box<dyn Endpoint>).collect();
             ("tcp", Box::new(TcpSource::new(&cfg, app_bytes)), sinks, app_bytes, None)
+        }
+        (Protocol::Rudp, app @ (AppSpec::Bulk {} | AppSpec::File { .. })) => {
+            let cfg = rudp_config(&f.rudp.clone().unwrap_or_default());
+            let app_bytes = match app {
+                AppSpec::File { size } => Some(size.0),
+                _ => None,
+            };
+            let sinks = (0..n).map(|_| Box::new(RudpReceiver::new(cfg.reliable)) as Box<dyn Endpoint>).collect();
+            ("rudp", Box::new(RudpSender::new(cfg, app_bytes)), sinks, app_bytes, None)
         }
         _ => unreachable!("validation pairs protocols with applications"),
     };
@@ -117,6 +128,37 @@ pub(crate) fn tcp_config(t: &TcpSpec) -> TcpConfig {
         limited_transmit: t.limited_transmit.unwrap_or(d.limited_transmit),
         hystart: t.hystart.unwrap_or(d.hystart),
         rto_enabled: t.rto.map_or(d.rto_enabled, |r| r == RtoSpec::On),
+        ..d
+    }
+}
+
+pub(crate) fn rudp_config(r: &RudpSpec) -> RudpConfig {
+    let d = RudpConfig::default();
+    let control = match r.control.unwrap_or(RudpControl::Dbp) {
+        RudpControl::Constant => {
+            ControlConfig::Constant { rate_bps: r.rate.expect("validation requires a constant rate").0 as f64 }
+        }
+        RudpControl::Dbp => {
+            let c = DbpConfig::default();
+            ControlConfig::Dbp(DbpConfig {
+                r1: r.r1.map_or(c.r1, |x| x.0),
+                r2: r.r2.map_or(c.r2, |x| x.0),
+                rtt_gain: r.rtt_gain.unwrap_or(c.rtt_gain),
+                approach: r.approach.unwrap_or(c.approach),
+                descend_rtts: r.descend_rtts.unwrap_or(c.descend_rtts),
+                initial_rate_bps: r.rate.map_or(c.initial_rate_bps, |x| x.0 as f64),
+                max_rate_bps: r.max_rate.map_or(c.max_rate_bps, |x| x.0 as f64),
+                ..c
+            })
+        }
+    };
+    let min_rto = r.min_rto.map_or(d.min_rto, |x| x.0);
+    RudpConfig {
+        packet_bytes: r.packet_size.map_or(d.packet_bytes, |b| b.0 as u32),
+        reliable: r.reliable.unwrap_or(d.reliable),
+        min_rto,
+        initial_rto: d.initial_rto.max(min_rto),
+        control,
         ..d
     }
 }

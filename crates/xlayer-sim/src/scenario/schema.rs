@@ -228,6 +228,8 @@ fn one() -> f64 {
 pub enum Protocol {
     Tcp,
     Udp,
+    /// The reliable UDP with DBP's rate control (Jayaram & Rhee); see `[flow.rudp]`.
+    Rudp,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -236,7 +238,7 @@ pub struct FlowSpec {
     /// Unique flow name. Default: "flow<index>".
     #[serde(default)]
     pub name: Option<String>,
-    /// "tcp" (NewReno) or "udp". Required.
+    /// "tcp", "udp" or "rudp" (the reliable UDP under DBP). Required.
     pub protocol: Protocol,
     /// Sending host. Required.
     pub src: String,
@@ -253,6 +255,10 @@ pub struct FlowSpec {
     /// TCP parameters (only for protocol = "tcp"). Default: see each field.
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
+    /// Reliable-UDP and DBP parameters (only for protocol = "rudp"). Default: see each
+    /// field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rudp: Option<super::rudp::RudpSpec>,
     /// Service class asked of link layers that schedule by class (the W-CDMA L2
     /// priority scheduler): "realtime" or "best_effort". Default: "realtime" for CBR
     /// applications, "best_effort" otherwise.
@@ -271,9 +277,9 @@ pub enum ClassSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AppSpec {
-    /// Always has data to send (TCP only).
+    /// Always has data to send (TCP and reliable UDP).
     Bulk {},
-    /// Sends `size` bytes once and records the completion time (TCP only).
+    /// Sends `size` bytes once and records the completion time (TCP and reliable UDP).
     File {
         /// Bytes to transfer.
         size: Bytes,

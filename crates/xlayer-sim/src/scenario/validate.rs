@@ -229,8 +229,15 @@ impl Scenario {
                 ))
             }
             (Protocol::Udp, AppSpec::Bulk {} | AppSpec::File { .. }) => {
-                return Err(ScenarioError::at(at("app.kind"), "UDP flows take \"cbr\"; \"bulk\" and \"file\" need TCP"))
+                return Err(ScenarioError::at(
+                    at("app.kind"),
+                    "UDP flows take \"cbr\"; \"bulk\" and \"file\" need TCP or the reliable UDP (\"rudp\")",
+                ))
             }
+            (Protocol::Rudp, AppSpec::Cbr { .. }) => return Err(ScenarioError::at(
+                at("app.kind"),
+                "reliable-UDP flows take \"bulk\" or \"file\" (a constant-rate probe is rudp.control = \"constant\")",
+            )),
             (_, AppSpec::File { size }) if size.0 == 0 => {
                 return Err(ScenarioError::at(at("app.size"), "must be at least 1B"))
             }
@@ -245,8 +252,15 @@ impl Scenario {
             }
             _ => {}
         }
-        if f.protocol == Protocol::Udp && f.tcp.is_some() {
+        if f.protocol != Protocol::Tcp && f.tcp.is_some() {
             return Err(ScenarioError::at(at("tcp"), "only TCP flows take TCP parameters"));
+        }
+        match (&f.rudp, f.protocol) {
+            (Some(_), Protocol::Tcp | Protocol::Udp) => {
+                return Err(ScenarioError::at(at("rudp"), "only reliable-UDP flows (protocol = \"rudp\") take it"))
+            }
+            (Some(r), Protocol::Rudp) => r.validate(&at("rudp"))?,
+            _ => {}
         }
         if let Some(t) = &f.tcp {
             if let Some(mss) = t.mss {

@@ -105,12 +105,19 @@ pub fn addr_to_ipv4(a: Addr) -> [u8; 4] {
 }
 
 /// Renders `pkt` into `buf` (cleared first) as exactly `pkt.size_bytes` bytes of IPv4 +
-/// TCP/UDP with valid checksums and a zero-filled payload.
+/// TCP/UDP with valid checksums; the payload is zeros, behind the endpoint's own header for a
+/// [`Transport::Datagram`].
 pub fn render_ipv4(pkt: &Packet, buf: &mut Vec<u8>) -> io::Result<()> {
     let (proto, l4_hdr, payload_bytes) = match &pkt.transport {
         Transport::Tcp(h) => (IpNumber::TCP, h.header_bytes(), h.payload_bytes),
         Transport::Udp(h) => (IpNumber::UDP, UDP_HEADER_BYTES, h.payload_bytes),
+        Transport::Datagram(d) => (IpNumber::UDP, UDP_HEADER_BYTES, d.payload_bytes),
     };
+    if let Transport::Datagram(d) = &pkt.transport {
+        if d.header.len() as u64 > payload_bytes as u64 {
+            return Err(invalid("pcap: datagram header longer than its payload"));
+        }
+    }
     let size = pkt.size_bytes;
     let headers = IPV4_HEADER_BYTES + l4_hdr;
     if size > u16::MAX as u32 {
@@ -154,7 +161,10 @@ pub fn render_ipv4(pkt: &Packet, buf: &mut Vec<u8>) -> io::Result<()> {
             w.checksum = w.calc_checksum_ipv4(&ip, payload).map_err(|_| invalid("pcap: TCP too long"))?;
             hdr.copy_from_slice(&w.to_bytes());
         }
-        Transport::Udp(_) => {
+        Transport::Udp(_) | Transport::Datagram(_) => {
+            if let Transport::Datagram(d) = &pkt.transport {
+                payload[..d.header.len()].copy_from_slice(&d.header);
+            }
             let w =
                 WireUdp::with_ipv4_checksum(sport, dport, &ip, payload).map_err(|_| invalid("pcap: UDP too long"))?;
             hdr.copy_from_slice(&w.to_bytes());

@@ -1,0 +1,337 @@
+//! The reliable UDP's sender: rate-paced DATA packets, selective retransmission of what
+//! the receiver's bitmap reports missing, a retransmission timer for the tail, and a
+//! rate controller (DBP or constant). Jayaram & Rhee §V-B: "the receiver tells the sender
+//! of missing packets, and the sender retransmits the lost packets until the receiver
+//! acknowledges the reception".
+//!
+//! Loss detection is by send order (RACK-style, RFC 8985 §6.2 with a packet count for the
+//! reordering window): a packet is lost once three packets sent after its latest
+//! transmission have been acknowledged. Every transmission carries its own timestamp,
+//! so RTT samples from retransmissions are unambiguous (no Karn's rule needed).
+
+use super::control::{RateControl, Signal};
+use super::wire::{AckHeader, DataHeader, Header, DATA_HEADER_BYTES, MAX_BITMAP_BYTES};
+use super::RudpConfig;
+use crate::endpoint::{AppCommand, Endpoint, Transmit};
+use crate::packet::{Datagram, Dir, Packet, Transport, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::tcp::{RttEstimator, TcpConfig};
+use crate::time::{SimDur, SimTime};
+use std::collections::VecDeque;
+
+/// Packets sent after a packet's transmission that must be acknowledged before it
+/// counts as lost (RFC 6675's DupThresh, by send order).
+const REORDER_PACKETS: u64 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    InFlight,
+    /// Waiting in the retransmission queue.
+    Lost,
+    Acked,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    sent_at: SimTime,
+    /// Position of its latest transmission in the send order.
+    order: u64,
+    state: State,
+}
+
+#[derive(Clone, Debug)]
+pub struct RudpSender {
+    cfg: RudpConfig,
+    control: RateControl,
+    /// Packets the application offers (`None`: unbounded).
+    total_packets: Option<u64>,
+    last_packet_app_bytes: u32,
+    active: bool,
+    /// Lowest packet not yet acknowledged; `slots[0]` is its state.
+    cum: u32,
+    next_seq: u32,
+    slots: VecDeque<Slot>,
+    retx_queue: VecDeque<u32>,
+    /// Transmissions so far (the send order of the next one).
+    sent_order: u64,
+    highest_acked_order: Option<u64>,
+    next_send_at: SimTime,
+    rtt: RttEstimator,
+    rto_at: Option<SimTime>,
+    /// Acknowledged IP bytes, with the instants they were acknowledged (last RTT).
+    acked_window: VecDeque<(SimTime, u32)>,
+    last_rtt: Option<SimDur>,
+    last_echo: Option<u32>,
+    longest_loss_run: u64,
+    retransmissions: u64,
+    timeouts: u64,
+}
+
+impl RudpSender {
+    /// A sender of `app_bytes` (a file transfer) or, with `None`, of data without end.
+    pub fn new(cfg: RudpConfig, app_bytes: Option<u64>) -> Self {
+        let per_packet = cfg.app_bytes_per_packet() as u64;
+        let total_packets = app_bytes.map(|b| b.div_ceil(per_packet));
+        let last = app_bytes.map_or(per_packet, |b| b - (b.div_ceil(per_packet) - 1) * per_packet);
+        let rtt = RttEstimator::new(&TcpConfig {
+            min_rto: cfg.min_rto,
+            initial_rto: cfg.initial_rto,
+            max_rto: cfg.max_rto,
+            ..TcpConfig::default()
+        });
+        RudpSender {
+            control: cfg.control.build(),
+            total_packets,
+            last_packet_app_bytes: last as u32,
+            active: false,
+            cum: 0,
+            next_seq: 0,
+            slots: VecDeque::new(),
+            retx_queue: VecDeque::new(),
+            sent_order: 0,
+            highest_acked_order: None,
+            next_send_at: SimTime::ZERO,
+            rtt,
+            rto_at: None,
+            acked_window: VecDeque::new(),
+            last_rtt: None,
+            last_echo: None,
+            longest_loss_run: 0,
+            retransmissions: 0,
+            timeouts: 0,
+            cfg,
+        }
+    }
+
+    pub fn rate_bps(&self) -> f64 {
+        self.control.rate_bps()
+    }
+    pub fn control(&self) -> &RateControl {
+        &self.control
+    }
+    pub fn retransmissions(&self) -> u64 {
+        self.retransmissions
+    }
+    pub fn timeouts(&self) -> u64 {
+        self.timeouts
+    }
+    /// Whether every packet of a file transfer has been acknowledged.
+    pub fn finished(&self) -> bool {
+        self.total_packets.is_some_and(|n| u64::from(self.cum) >= n)
+    }
+    /// Longest run of consecutive packets never acknowledged, as the echoed sequence
+    /// numbers show it (the probes' "packets lost in a row", Jayaram & Rhee §IV).
+    pub fn longest_loss_run(&self) -> u64 {
+        self.longest_loss_run
+    }
+
+    fn packet_ip_bytes(&self, seq: u32) -> u32 {
+        let app = if self.total_packets.is_some_and(|n| u64::from(seq) + 1 == n) {
+            self.last_packet_app_bytes
+        } else {
+            self.cfg.app_bytes_per_packet()
+        };
+        IPV4_HEADER_BYTES + UDP_HEADER_BYTES + DATA_HEADER_BYTES + app
+    }
+
+    fn has_new_data(&self) -> bool {
+        let offered = self.total_packets.is_none_or(|n| u64::from(self.next_seq) < n);
+        let window = !self.cfg.reliable || self.next_seq < self.cum + self.cfg.max_outstanding;
+        self.active && offered && window
+    }
+
+    fn slot(&mut self, seq: u32) -> &mut Slot {
+        &mut self.slots[(seq - self.cum) as usize]
+    }
+
+    fn oldest_unacked_age(&self, now: SimTime) -> SimDur {
+        self.slots.iter().find(|s| s.state != State::Acked).map_or(SimDur::ZERO, |s| now.since(s.sent_at))
+    }
+
+    fn adjust_rate(&mut self, now: SimTime) {
+        let sig = Signal {
+            oldest_unacked_age: if self.cfg.reliable { self.oldest_unacked_age(now) } else { SimDur::ZERO },
+            acked_rate_bps: self.acked_rate_bps(now),
+            packet_bytes: self.packet_ip_bytes(0),
+        };
+        if let RateControl::Dbp(d) = &mut self.control {
+            d.maybe_adjust(now, sig);
+        }
+    }
+
+    /// IP bits per second acknowledged over the last smoothed RTT.
+    fn acked_rate_bps(&self, now: SimTime) -> Option<f64> {
+        let srtt = self.rtt.srtt()?;
+        let from = SimTime(now.0.saturating_sub(srtt.0));
+        let bytes: u64 = self.acked_window.iter().filter(|(t, _)| *t >= from).map(|&(_, b)| b as u64).sum();
+        Some(bytes as f64 * 8.0 / srtt.as_secs_f64())
+    }
+
+    fn on_ack(&mut self, now: SimTime, a: &AckHeader) {
+        let sample = now.since(SimTime(a.echo_sent_at_ns));
+        self.rtt.on_sample(sample);
+        self.last_rtt = Some(sample);
+        if let RateControl::Dbp(d) = &mut self.control {
+            d.on_rtt_sample(sample);
+        }
+        if let Some(last) = self.last_echo {
+            if a.echo_seq > last {
+                self.longest_loss_run = self.longest_loss_run.max(u64::from(a.echo_seq - last - 1));
+            }
+        }
+        self.last_echo = Some(self.last_echo.map_or(a.echo_seq, |l| l.max(a.echo_seq)));
+        if !self.cfg.reliable {
+            self.acked_window.push_back((now, self.packet_ip_bytes(a.echo_seq)));
+        } else {
+            self.on_reliable_ack(now, a);
+        }
+        let keep_from = SimTime(now.0.saturating_sub(self.rtt.srtt().unwrap_or_default().0));
+        while self.acked_window.front().is_some_and(|(t, _)| *t < keep_from) {
+            self.acked_window.pop_front();
+        }
+        self.adjust_rate(now);
+    }
+
+    fn on_reliable_ack(&mut self, now: SimTime, a: &AckHeader) {
+        let top = self.next_seq.min(a.cum.saturating_add(1 + 8 * MAX_BITMAP_BYTES as u32));
+        let mut newly = false;
+        for seq in self.cum..top {
+            if a.has(seq) && self.slot(seq).state != State::Acked {
+                let s = self.slot(seq);
+                let order = s.order;
+                s.state = State::Acked;
+                newly = true;
+                self.highest_acked_order = Some(self.highest_acked_order.map_or(order, |h| h.max(order)));
+                let bytes = self.packet_ip_bytes(seq);
+                self.acked_window.push_back((now, bytes));
+            }
+        }
+        while self.slots.front().is_some_and(|s| s.state == State::Acked) {
+            self.slots.pop_front();
+            self.cum += 1;
+        }
+        self.retx_queue.retain(|&s| s >= self.cum);
+        if let Some(h) = self.highest_acked_order {
+            for (i, s) in self.slots.iter_mut().enumerate() {
+                if s.state == State::InFlight && s.order + REORDER_PACKETS <= h {
+                    s.state = State::Lost;
+                    self.retx_queue.push_back(self.cum + i as u32);
+                }
+            }
+        }
+        if newly {
+            // RFC 6298 (5.3): restart the timer when new data is acknowledged.
+            self.rtt.reset_backoff();
+            self.rto_at = self.slots.iter().any(|s| s.state != State::Acked).then(|| now + self.rtt.rto());
+        }
+    }
+
+    fn on_rto(&mut self, now: SimTime) {
+        self.rto_at = None;
+        if !self.cfg.reliable {
+            return;
+        }
+        // The oldest packet still in flight is retransmitted first; the rest follow by
+        // send order once its retransmission is acknowledged.
+        if let Some(i) = self.slots.iter().position(|s| s.state == State::InFlight) {
+            self.timeouts += 1;
+            self.slots[i].state = State::Lost;
+            self.retx_queue.push_front(self.cum + i as u32);
+            self.rtt.back_off();
+        }
+        if self.slots.iter().any(|s| s.state != State::Acked) {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn transmit(&mut self, now: SimTime, seq: u32, retransmission: bool) -> Transmit {
+        let size_bytes = self.packet_ip_bytes(seq);
+        let order = self.sent_order;
+        self.sent_order += 1;
+        if self.cfg.reliable {
+            if retransmission {
+                *self.slot(seq) = Slot { sent_at: now, order, state: State::InFlight };
+                self.retransmissions += 1;
+            } else {
+                self.slots.push_back(Slot { sent_at: now, order, state: State::InFlight });
+            }
+            if self.rto_at.is_none() {
+                self.rto_at = Some(now + self.rtt.rto());
+            }
+        }
+        // Pace at the controller's rate: the next packet leaves size/rate later.
+        let gap = SimDur::from_secs_f64(size_bytes as f64 * 8.0 / self.control.rate_bps());
+        self.next_send_at = now + gap;
+        let header = Header::Data(DataHeader { seq, sent_at_ns: now.0, retransmission }).encode();
+        let payload_bytes = size_bytes - IPV4_HEADER_BYTES - UDP_HEADER_BYTES;
+        Transmit { size_bytes, transport: Transport::Datagram(Datagram { header, payload_bytes }) }
+    }
+
+    fn wants_to_send(&self) -> bool {
+        !self.retx_queue.is_empty() || self.has_new_data()
+    }
+}
+
+impl Endpoint for RudpSender {
+    /// ACKs only; DATA and other protocols are ignored.
+    fn handle_packet(&mut self, now: SimTime, pkt: &Packet) {
+        let (Dir::Reverse, Transport::Datagram(d)) = (pkt.dir, &pkt.transport) else { return };
+        if let Ok(Header::Ack(a)) = Header::decode(&d.header) {
+            self.on_ack(now, &a);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.on_rto(now);
+        }
+        self.adjust_rate(now);
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
+        if now < self.next_send_at {
+            return None;
+        }
+        if let Some(seq) = self.retx_queue.pop_front() {
+            return Some(self.transmit(now, seq, true));
+        }
+        if !self.has_new_data() {
+            return None;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Some(self.transmit(now, seq, false))
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        let send = self.wants_to_send().then_some(self.next_send_at);
+        let adjust = match &self.control {
+            RateControl::Dbp(d) if self.active && !self.finished() => d.next_adjust(),
+            _ => None,
+        };
+        [send, self.rto_at, adjust].into_iter().flatten().min()
+    }
+
+    fn command(&mut self, now: SimTime, cmd: AppCommand) {
+        self.active = cmd == AppCommand::Start;
+        if self.active && self.next_send_at < now {
+            self.next_send_at = now;
+        }
+    }
+
+    fn counters(&self, f: &mut dyn FnMut(&'static str, u64)) {
+        f("retransmissions", self.retransmissions);
+        f("timeouts", self.timeouts);
+    }
+
+    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
+        f("rate_bps", self.control.rate_bps());
+        let srtt = match &self.control {
+            RateControl::Dbp(d) => d.srtt(),
+            RateControl::Constant(_) => self.rtt.srtt(),
+        };
+        f("srtt_s", srtt.map_or(f64::NAN, |d| d.as_secs_f64()));
+        f("rtt_s", self.last_rtt.map_or(f64::NAN, |d| d.as_secs_f64()));
+        f("rto_s", self.rtt.rto().as_secs_f64());
+        f("longest_loss_run", self.longest_loss_run as f64);
+    }
+}
