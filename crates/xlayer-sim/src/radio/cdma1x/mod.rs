@@ -346,3 +346,98 @@ impl LinkModel for Cdma1x {
         Some((nanobits / u128::from(NANOBITS_PER_BYTE)) as u64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::rate::RateState;
+    use super::*;
+    use crate::engine::stream;
+    use xlayer_proto::{Addr, FlowId};
+
+    fn link(fer: f64, max_retx: u8, rate_bps: u64) -> Cdma1x {
+        let cfg = Cdma1xConfig {
+            frame: SimDur::from_millis(20),
+            buffer_bytes: 10_000,
+            delay: SimDur::from_millis(100),
+            fer,
+            rlp_nak_delay: SimDur::from_millis(100),
+            rlp_max_retx: max_retx,
+            loss: 0.0,
+            rate: Arc::new(RateConfig {
+                states: vec![RateState { rate_bps, mean_hold: SimDur::from_secs(1), weight: 1.0 }],
+                random_episodes: None,
+                fixed_episodes: vec![],
+                episode_rate_bps: 0,
+            }),
+        };
+        let s = |p: &str| stream(1, 0, p);
+        let streams = vec![MobileStreams { chain: s("c"), episodes: s("e"), fer: s("f"), loss: s("l") }];
+        Cdma1x::new(cfg, &[7], streams)
+    }
+
+    fn pkt(uid: u64) -> Packet {
+        Packet::udp(uid, FlowId(0), Addr(0), Addr(7), 540, uid)
+    }
+
+    /// Runs the link until it has nothing left to do; returns (time, output) in order.
+    fn drain(l: &mut Cdma1x) -> Vec<(SimTime, LinkOutput)> {
+        let mut out = Vec::new();
+        while let Some(t) = l.poll_timeout() {
+            l.handle_timeout(t);
+            while let Some(o) = l.poll_output() {
+                out.push((t, o));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_idle_bearer_does_not_tick() {
+        let mut l = link(0.0, 3, 76_800);
+        assert_eq!(l.poll_timeout(), None);
+        l.enqueue(SimTime(5_000_000), pkt(1), NextHop::One(7));
+        assert_eq!(l.poll_timeout(), Some(SimTime(20_000_000)), "the next frame boundary");
+        let out = drain(&mut l);
+        assert_eq!(out.len(), 1);
+        // Frames at 20, 40, 60 ms (192 B each), arriving at 80 ms, + 100 ms.
+        assert_eq!(out[0].0, SimTime(180_000_000));
+        assert_eq!((l.poll_timeout(), l.metrics(SimTime(1)).tx_units), (None, 3));
+    }
+
+    #[test]
+    fn rlp_gives_up_after_its_last_retransmission() {
+        // Every frame lost: each range is sent 1 + max_retx times, then abandoned.
+        let mut l = link(0.999_999, 2, 1_000_000);
+        l.enqueue(SimTime::ZERO, pkt(1), NextHop::One(7));
+        let out = drain(&mut l);
+        assert!(matches!(out[..], [(_, LinkOutput::Dropped { cause: DropCause::ArqDiscard, .. })]));
+        assert_eq!(l.metrics(SimTime(1)).tx_units, 3);
+        // Sent at 0, 120, 240 ms (arrival + 100 ms NAK delay); abandoned when the last
+        // arrives at 260 ms.
+        assert_eq!(out[0].0, SimTime(260_000_000));
+        let mut held = 0;
+        l.for_each_held(&mut |_| held += 1);
+        assert_eq!(held, 0);
+    }
+
+    #[test]
+    fn overflow_drops_at_the_buffer_and_delivery_stays_in_order() {
+        let mut l = link(0.3, 3, 76_800);
+        for uid in 0..20 {
+            l.enqueue(SimTime::ZERO, pkt(uid), NextHop::One(7));
+        }
+        // 10 000 B hold 18 packets of 540 B.
+        let mut delivered = Vec::new();
+        let mut overflow = 0;
+        for (_, o) in l.out.drain(..).collect::<Vec<_>>().into_iter().map(|o| (SimTime::ZERO, o)).chain(drain(&mut l)) {
+            match o {
+                LinkOutput::Delivered { pkt, .. } => delivered.push(pkt.uid),
+                LinkOutput::Dropped { cause: DropCause::QueueOverflow, .. } => overflow += 1,
+                LinkOutput::Dropped { cause, .. } => panic!("{cause:?}"),
+            }
+        }
+        assert_eq!(overflow, 2);
+        assert_eq!(delivered, (0..18).collect::<Vec<_>>(), "RLP delivers in order");
+        assert!(l.metrics(SimTime(1)).tx_units > 51, "retransmissions counted");
+    }
+}
