@@ -2,7 +2,27 @@
 //! bearer per mobile (see the module above for the model, docs/cdma1x.md for the
 //! calibration).
 //!
-//! CALIBRATION (placeholder, filled in below once measured).
+//! Physical numbers: 20 ms frames (3GPP2 C.S0002); supplemental-channel rates of 16×, 8×
+//! and 4× the 9.6 kb/s rate-set-1 fundamental channel (153.6 / 76.8 / 38.4 kb/s) and
+//! FCH only (9.6 kb/s), the "144 kbps" 1xRTT of Jayaram & Rhee §I; RLP 3's NAK-based
+//! ARQ with 3 NAK rounds (IS-707-A / C.S0017); 3–5% random loss (Jayaram & Rhee §IV).
+//!
+//! Calibrated guesses (the paper gives none of them): the chain's holds and weights
+//! (2 s / 1, 20 s / 4, 2 s / 3, 0.5 s / 0.5: a mean nominal rate of 76.2 kb/s, 72.4 kb/s
+//! of new data after FER), FER 5%, NAK round trip 150 ms, delay 230 ms, buffer 48 KB,
+//! random de-allocations every 30 min for 15 s on average.
+//!
+//! Chosen so that 540-byte UDP probes (Jayaram & Rhee §III, RTT = one-way delay + a
+//! 200 ms, 64 kb/s uplink) reproduce §IV over 600 s (seeds 1–3, random episodes off;
+//! docs/cdma1x.md has the full table):
+//!
+//! | probe | loss | RTT p50 | RTT in 0.5–0.8 s | RTT > 1 s | max RTT | longest loss run |
+//! |---|---|---|---|---|---|---|
+//! | 30 kb/s | 3.6–4.3% | 0.53 s | 97–98% | ≤ 1% | 1.2–2.0 s | 2 |
+//! | 50 kb/s | 3.9–4.1% | 0.53 s | 87–89% | 8% | 2.4–3.2 s | 2 |
+//! | 60 kb/s | 3.9–4.0% | 0.55–0.56 s | 76–82% | 14–18% | 3.9–4.7 s | 2 |
+//! | 80 kb/s | 12.1–13.7% | 5.7 s | ≤ 1% | 98–100% | 8.7–9.8 s | 7–9 |
+//! | 50 kb/s, 18 s episode at 100 s | 5.6–5.8% | 0.53 s | 83–87% | 10–13% | 18.6–19.1 s | 121 |
 
 use super::rate::{EpisodeParams, RateConfig, RateState};
 use super::{Cdma1x, Cdma1xConfig, MobileStreams};
