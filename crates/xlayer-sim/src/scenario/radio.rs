@@ -47,6 +47,9 @@ pub enum RadioModel {
     /// W-CDMA dedicated channel with RLC AM selective-repeat ARQ and optional L2
     /// priority scheduling (Koga et al.); see `radio::wcdma::DchSpec`.
     WcdmaDch(crate::radio::wcdma::DchSpec),
+    /// CDMA2000-1x packet-data bearer per mobile: Markov SCH rate with de-allocation
+    /// episodes, RLP NAK ARQ, deep buffer (Jayaram & Rhee); see `radio::cdma1x::Cdma1xSpec`.
+    Cdma1x(crate::radio::cdma1x::Cdma1xSpec),
 }
 
 fn default_limit() -> QueueLimit {
@@ -64,6 +67,7 @@ impl RadioModel {
             },
             RadioModel::WcdmaDch(spec) => spec.validate(path),
             RadioModel::SharedDownlink(spec) => spec.validate(path),
+            RadioModel::Cdma1x(spec) => spec.validate(path),
         }
     }
 }

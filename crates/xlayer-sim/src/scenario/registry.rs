@@ -169,5 +169,6 @@ pub(crate) fn radio_link(model: &RadioModel, ctx: &LinkContext<'_>) -> AnyLink {
         RadioModel::Fifo { rate, delay, queue } => AnyLink::Fifo(FifoRadio::new(rate.0, delay.0, *queue)),
         RadioModel::WcdmaDch(spec) => spec.build(ctx),
         RadioModel::SharedDownlink(spec) => spec.build(ctx),
+        RadioModel::Cdma1x(spec) => spec.build(ctx),
     }
 }

@@ -1,0 +1,443 @@
+//! A CDMA2000-1x (1xRTT) packet-data bearer, downlink, one dedicated bearer per mobile,
+//! shaped after what Jayaram & Rhee measured on a commercial 1xRTT network (§IV):
+//! 500–800 ms RTTs at low load, 3–5% loss independent of load, overload at 80 kb/s, and
+//! rare channel de-allocations that drive the RTT to 17 s and lose > 100 packets in a row.
+//!
+//! Per mobile, at the base station:
+//! - a drop-tail buffer of `buffer_bytes` counting the bytes not yet sent once
+//!   (overflow → `QueueOverflow`);
+//! - every frame (20 ms, the 1x frame: C.S0002 §1.2) the bearer carries
+//!   rate × frame bits of the mobile's byte stream (packets are fragmented across
+//!   frames; the fraction of a byte carries over, unused whole bytes are lost), the rate
+//!   being that of [`rate::RateFn`] at the frame's start;
+//! - RLP (C.S0017 / IS-707 Radio Link Protocol 3), a NAK-based byte-stream ARQ: each
+//!   frame is lost with probability `fer`; a lost frame's byte ranges may be resent
+//!   `rlp_nak_delay` after the frame's end (the NAK round trip), ahead of new data; a
+//!   range lost `1 + rlp_max_retx` times is abandoned (the receiver skips it, as RLP
+//!   does after its last NAK round) and the packets it touches are dropped
+//!   (`ArqDiscard`) when the in-order delivery reaches them;
+//! - the mobile's RLP delivers in order: a packet leaves when all its bytes and all
+//!   bytes before it have arrived (a frame arrives at its end), is then lost with
+//!   probability `loss` (radio loss independent of load → `Channel`), and otherwise
+//!   reaches the mobile `delay` later.
+//!
+//! Events: a mobile is woken at frame boundaries only while it has something to send
+//! (and not during a zero-rate segment: it skips to the segment's end), when a frame
+//! arrives, and when a packet's delay ends. An idle bearer never ticks.
+
+pub mod rate;
+pub mod spec;
+
+pub use spec::Cdma1xSpec;
+
+use crate::engine::{uniform, Rng};
+use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
+use rate::{RateConfig, RateFn};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use xlayer_proto::{Packet, SimDur, SimTime};
+
+/// One byte, in bit·ns/s (bits × 10⁹), the unit of the frame credit.
+const NANOBITS_PER_BYTE: u64 = 8_000_000_000;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cdma1xConfig {
+    pub frame: SimDur,
+    pub buffer_bytes: u64,
+    pub delay: SimDur,
+    pub fer: f64,
+    pub rlp_nak_delay: SimDur,
+    pub rlp_max_retx: u8,
+    pub loss: f64,
+    pub rate: Arc<RateConfig>,
+}
+
+/// A byte range `[start, end)` of a mobile's stream and how often it has been sent.
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    start: u64,
+    end: u64,
+    tries: u8,
+}
+
+/// A range waiting for its retransmission, which may go from `ready` on.
+struct Lost {
+    range: Range,
+    ready: SimTime,
+}
+
+struct Frame {
+    arrive: SimTime,
+    lost: bool,
+    ranges: Vec<Range>,
+}
+
+/// An admitted packet: its bytes `[start, end)` of the stream; `doomed` once RLP
+/// abandoned one of its bytes.
+struct Held {
+    start: u64,
+    end: u64,
+    doomed: bool,
+    pkt: Packet,
+}
+
+struct Mobile {
+    node: u32,
+    rate: RateFn,
+    fer_rng: Rng,
+    loss_rng: Rng,
+    /// Admitted, neither delivered nor dropped, in stream order.
+    held: VecDeque<Held>,
+    /// Offset after the last admitted byte, and of the first byte never sent.
+    stream_end: u64,
+    next_new: u64,
+    retx: VecDeque<Lost>,
+    air: VecDeque<Frame>,
+    /// Fraction of a byte of frame capacity carried over, in bit·ns/s.
+    credit: u64,
+    /// First frame index not yet served, and the next frame planned (index, start).
+    next_index: u64,
+    planned: Option<(u64, SimTime)>,
+    /// Received in order, waiting out `delay`: (due, packet).
+    landing: VecDeque<(SimTime, Packet)>,
+}
+
+impl Mobile {
+    fn due(&self) -> Option<SimTime> {
+        let air = self.air.front().map(|f| f.arrive);
+        let land = self.landing.front().map(|&(t, _)| t);
+        [air, land, self.planned.map(|(_, t)| t)].into_iter().flatten().min()
+    }
+
+    /// The receiver's in-order point: the first byte not yet received (a byte in the
+    /// air or awaiting retransmission, or never sent).
+    fn in_order_upto(&self) -> u64 {
+        let waiting = self.retx.iter().map(|l| l.range.start);
+        let flying = self.air.iter().flat_map(|f| f.ranges.iter().map(|r| r.start));
+        waiting.chain(flying).fold(self.next_new, u64::min)
+    }
+}
+
+pub struct Cdma1x {
+    cfg: Cdma1xConfig,
+    mobiles: Vec<Mobile>,
+    /// (node, mobile), sorted by node.
+    by_node: Vec<(u32, usize)>,
+    out: VecDeque<LinkOutput>,
+    metrics: LinkMetrics,
+}
+
+/// The random streams of one mobile, one per purpose.
+pub struct MobileStreams {
+    pub chain: Rng,
+    pub episodes: Rng,
+    pub fer: Rng,
+    pub loss: Rng,
+}
+
+impl Cdma1x {
+    pub fn new(cfg: Cdma1xConfig, receivers: &[u32], streams: Vec<MobileStreams>) -> Self {
+        assert_eq!(receivers.len(), streams.len());
+        let mobiles: Vec<Mobile> = receivers
+            .iter()
+            .zip(streams)
+            .map(|(&node, s)| Mobile {
+                node,
+                rate: RateFn::new(cfg.rate.clone(), s.chain, s.episodes),
+                fer_rng: s.fer,
+                loss_rng: s.loss,
+                held: VecDeque::new(),
+                stream_end: 0,
+                next_new: 0,
+                retx: VecDeque::new(),
+                air: VecDeque::new(),
+                credit: 0,
+                next_index: 0,
+                planned: None,
+                landing: VecDeque::new(),
+            })
+            .collect();
+        let mut by_node: Vec<(u32, usize)> = receivers.iter().enumerate().map(|(m, &n)| (n, m)).collect();
+        by_node.sort_unstable();
+        let rate_bps = cfg.rate.mean_rate_bps() * receivers.len() as f64;
+        Cdma1x { cfg, mobiles, by_node, out: VecDeque::new(), metrics: LinkMetrics { rate_bps, ..Default::default() } }
+    }
+
+    /// The earliest mobile with something due strictly before `now` (or at it).
+    fn next_due(&self, now: SimTime, inclusive: bool) -> Option<(SimTime, usize)> {
+        let due = self.mobiles.iter().enumerate().filter_map(|(m, mob)| mob.due().map(|t| (t, m))).min()?;
+        (due.0 < now || (inclusive && due.0 == now)).then_some(due)
+    }
+
+    fn advance(&mut self, now: SimTime, inclusive: bool) {
+        while let Some((t, m)) = self.next_due(now, inclusive) {
+            self.step(m, t);
+        }
+    }
+
+    /// Everything of mobile `m` due at `t`: frames arriving (they may fill holes),
+    /// packets landing, then the frame starting at `t`.
+    fn step(&mut self, m: usize, t: SimTime) {
+        while self.mobiles[m].air.front().is_some_and(|f| f.arrive <= t) {
+            let frame = self.mobiles[m].air.pop_front().expect("checked");
+            self.frame_arrived(m, frame);
+            self.release_in_order(m, t);
+        }
+        let mob = &mut self.mobiles[m];
+        while mob.landing.front().is_some_and(|&(at, _)| at <= t) {
+            let (_, pkt) = mob.landing.pop_front().expect("checked");
+            self.metrics.tx_packets += 1;
+            self.metrics.tx_bytes += u64::from(pkt.size_bytes);
+            self.out.push_back(LinkOutput::Delivered { pkt, node: mob.node });
+        }
+        if let Some((k, start)) = mob.planned.filter(|&(_, s)| s <= t) {
+            self.send_frame(m, k, start);
+        }
+        self.plan(m, t);
+    }
+
+    /// A frame reached the mobile: lost ranges go back for a retransmission, or are
+    /// abandoned after the last try.
+    fn frame_arrived(&mut self, m: usize, frame: Frame) {
+        if !frame.lost {
+            return;
+        }
+        let mob = &mut self.mobiles[m];
+        let ready = frame.arrive + self.cfg.rlp_nak_delay;
+        for range in frame.ranges {
+            if range.tries > self.cfg.rlp_max_retx {
+                // IS-707 RLP 3: after the last NAK round the receiver skips the hole.
+                for h in mob.held.iter_mut().filter(|h| h.start < range.end && range.start < h.end) {
+                    h.doomed = true;
+                }
+            } else {
+                mob.retx.push_back(Lost { range, ready });
+            }
+        }
+    }
+
+    /// Hand over every packet whose bytes, and all bytes before them, have arrived.
+    fn release_in_order(&mut self, m: usize, t: SimTime) {
+        let mob = &mut self.mobiles[m];
+        let upto = mob.in_order_upto();
+        while mob.held.front().is_some_and(|h| h.end <= upto) {
+            let h = mob.held.pop_front().expect("checked");
+            if h.doomed {
+                self.out.push_back(LinkOutput::Dropped { pkt: h.pkt, cause: DropCause::ArqDiscard });
+            } else if uniform(&mut mob.loss_rng) < self.cfg.loss {
+                self.out.push_back(LinkOutput::Dropped { pkt: h.pkt, cause: DropCause::Channel });
+            } else {
+                mob.landing.push_back((t + self.cfg.delay, h.pkt));
+            }
+        }
+    }
+
+    /// Fill frame `k`: ready retransmissions first, then new bytes.
+    fn send_frame(&mut self, m: usize, k: u64, start: SimTime) {
+        let frame_ns = self.cfg.frame.0;
+        let mob = &mut self.mobiles[m];
+        mob.next_index = k + 1;
+        mob.planned = None;
+        let (rate_bps, _) = mob.rate.at(start);
+        mob.credit += rate_bps * frame_ns;
+        let mut room = mob.credit / NANOBITS_PER_BYTE;
+        mob.credit %= NANOBITS_PER_BYTE;
+        let mut ranges = Vec::new();
+        while room > 0 && mob.retx.front().is_some_and(|l| l.ready <= start) {
+            let front = &mut mob.retx.front_mut().expect("checked").range;
+            let n = room.min(front.end - front.start);
+            ranges.push(Range { start: front.start, end: front.start + n, tries: front.tries + 1 });
+            front.start += n;
+            room -= n;
+            if front.start == front.end {
+                mob.retx.pop_front();
+            }
+        }
+        if room > 0 && mob.next_new < mob.stream_end {
+            let n = room.min(mob.stream_end - mob.next_new);
+            ranges.push(Range { start: mob.next_new, end: mob.next_new + n, tries: 1 });
+            mob.next_new += n;
+        }
+        if ranges.is_empty() {
+            return;
+        }
+        let lost = uniform(&mut mob.fer_rng) < self.cfg.fer;
+        mob.air.push_back(Frame { arrive: start + self.cfg.frame, lost, ranges });
+        self.metrics.tx_units += 1;
+    }
+
+    /// The next frame mobile `m` needs, as of `now`: the first unserved boundary from
+    /// which it has bytes to send, skipping zero-rate segments.
+    fn plan(&mut self, m: usize, now: SimTime) {
+        let f = self.cfg.frame.0;
+        let mob = &mut self.mobiles[m];
+        let from = if mob.next_new < mob.stream_end { Some(now) } else { mob.retx.front().map(|l| l.ready.max(now)) };
+        mob.planned = from.map(|from| {
+            let mut k = mob.next_index.max(from.0.div_ceil(f));
+            loop {
+                let (rate, until) = mob.rate.at(SimTime(k * f));
+                if rate > 0 {
+                    return (k, SimTime(k * f));
+                }
+                k = k.max(until.0.div_ceil(f));
+            }
+        });
+    }
+
+    fn enqueue_one(&mut self, now: SimTime, pkt: Packet, node: u32) {
+        let at = self.by_node.binary_search_by_key(&node, |&(n, _)| n);
+        let m = self.by_node[at.expect("next hop is one of this link's mobiles")].1;
+        let mob = &mut self.mobiles[m];
+        let size = u64::from(pkt.size_bytes);
+        if mob.stream_end - mob.next_new + size > self.cfg.buffer_bytes {
+            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
+            return;
+        }
+        mob.held.push_back(Held { start: mob.stream_end, end: mob.stream_end + size, doomed: false, pkt });
+        mob.stream_end += size;
+        self.plan(m, now);
+    }
+}
+
+impl LinkModel for Cdma1x {
+    /// A group packet becomes one copy in each member's buffer.
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
+        // A frame starting at `now` waits for the wake-up, so packets arriving at that
+        // instant make it.
+        self.advance(now, false);
+        to.each_copy(pkt, |pkt, node| self.enqueue_one(now, pkt, node));
+        Enqueued::Drain
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) -> Woken {
+        self.advance(now, true);
+        Woken::Drain
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.mobiles.iter().filter_map(Mobile::due).min()
+    }
+
+    fn poll_output(&mut self) -> Option<LinkOutput> {
+        self.out.pop_front()
+    }
+
+    fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
+        for mob in &self.mobiles {
+            mob.held.iter().for_each(|h| f(&h.pkt));
+            mob.landing.iter().for_each(|(_, p)| f(p));
+        }
+    }
+
+    fn metrics(&self, _now: SimTime) -> LinkMetrics {
+        let (mut packets, mut bytes) = (0, 0);
+        for mob in &self.mobiles {
+            packets += mob.held.iter().rev().take_while(|h| h.end > mob.next_new).count() as u64;
+            bytes += mob.stream_end - mob.next_new;
+        }
+        LinkMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
+    }
+
+    /// Exact: the rate process does not depend on traffic, so the bytes every mobile's
+    /// bearer could carry in the frames starting in `[from, to)` (raw frame capacity,
+    /// before frame errors) follow from its draws.
+    fn capacity_bytes_between(&self, from: SimTime, to: SimTime) -> Option<u64> {
+        let nanobits: u128 = self.mobiles.iter().map(|m| m.rate.capacity_nanobits(from, to, self.cfg.frame)).sum();
+        Some((nanobits / u128::from(NANOBITS_PER_BYTE)) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate::RateState;
+    use super::*;
+    use crate::engine::stream;
+    use xlayer_proto::{Addr, FlowId};
+
+    fn link(fer: f64, max_retx: u8, rate_bps: u64) -> Cdma1x {
+        let cfg = Cdma1xConfig {
+            frame: SimDur::from_millis(20),
+            buffer_bytes: 10_000,
+            delay: SimDur::from_millis(100),
+            fer,
+            rlp_nak_delay: SimDur::from_millis(100),
+            rlp_max_retx: max_retx,
+            loss: 0.0,
+            rate: Arc::new(RateConfig {
+                states: vec![RateState { rate_bps, mean_hold: SimDur::from_secs(1), weight: 1.0 }],
+                random_episodes: None,
+                fixed_episodes: vec![],
+                episode_rate_bps: 0,
+            }),
+        };
+        let s = |p: &str| stream(1, 0, p);
+        let streams = vec![MobileStreams { chain: s("c"), episodes: s("e"), fer: s("f"), loss: s("l") }];
+        Cdma1x::new(cfg, &[7], streams)
+    }
+
+    fn pkt(uid: u64) -> Packet {
+        Packet::udp(uid, FlowId(0), Addr(0), Addr(7), 540, uid)
+    }
+
+    /// Runs the link until it has nothing left to do; returns (time, output) in order.
+    fn drain(l: &mut Cdma1x) -> Vec<(SimTime, LinkOutput)> {
+        let mut out = Vec::new();
+        while let Some(t) = l.poll_timeout() {
+            l.handle_timeout(t);
+            while let Some(o) = l.poll_output() {
+                out.push((t, o));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_idle_bearer_does_not_tick() {
+        let mut l = link(0.0, 3, 76_800);
+        assert_eq!(l.poll_timeout(), None);
+        l.enqueue(SimTime(5_000_000), pkt(1), NextHop::One(7));
+        assert_eq!(l.poll_timeout(), Some(SimTime(20_000_000)), "the next frame boundary");
+        let out = drain(&mut l);
+        assert_eq!(out.len(), 1);
+        // Frames at 20, 40, 60 ms (192 B each), arriving at 80 ms, + 100 ms.
+        assert_eq!(out[0].0, SimTime(180_000_000));
+        assert_eq!((l.poll_timeout(), l.metrics(SimTime(1)).tx_units), (None, 3));
+    }
+
+    #[test]
+    fn rlp_gives_up_after_its_last_retransmission() {
+        // Every frame lost: each range is sent 1 + max_retx times, then abandoned.
+        let mut l = link(0.999_999, 2, 1_000_000);
+        l.enqueue(SimTime::ZERO, pkt(1), NextHop::One(7));
+        let out = drain(&mut l);
+        assert!(matches!(out[..], [(_, LinkOutput::Dropped { cause: DropCause::ArqDiscard, .. })]));
+        assert_eq!(l.metrics(SimTime(1)).tx_units, 3);
+        // Sent at 0, 120, 240 ms (arrival + 100 ms NAK delay); abandoned when the last
+        // arrives at 260 ms.
+        assert_eq!(out[0].0, SimTime(260_000_000));
+        let mut held = 0;
+        l.for_each_held(&mut |_| held += 1);
+        assert_eq!(held, 0);
+    }
+
+    #[test]
+    fn overflow_drops_at_the_buffer_and_delivery_stays_in_order() {
+        let mut l = link(0.3, 3, 76_800);
+        for uid in 0..20 {
+            l.enqueue(SimTime::ZERO, pkt(uid), NextHop::One(7));
+        }
+        // 10 000 B hold 18 packets of 540 B.
+        let mut delivered = Vec::new();
+        let mut overflow = 0;
+        for (_, o) in l.out.drain(..).collect::<Vec<_>>().into_iter().map(|o| (SimTime::ZERO, o)).chain(drain(&mut l)) {
+            match o {
+                LinkOutput::Delivered { pkt, .. } => delivered.push(pkt.uid),
+                LinkOutput::Dropped { cause: DropCause::QueueOverflow, .. } => overflow += 1,
+                LinkOutput::Dropped { cause, .. } => panic!("{cause:?}"),
+            }
+        }
+        assert_eq!(overflow, 2);
+        assert_eq!(delivered, (0..18).collect::<Vec<_>>(), "RLP delivers in order");
+        assert!(l.metrics(SimTime(1)).tx_units > 51, "retransmissions counted");
+    }
+}
