@@ -2,6 +2,7 @@
 //! AAL-X (Akyildiz & Joe), with their CRCs. Pure encoders and decoders: no state beyond
 //! reassembly buffers, every failure a typed error.
 
+pub mod aal5;
 pub mod cell;
 pub mod crc;
 
