@@ -3,6 +3,7 @@
 //! reassembly buffers, every failure a typed error.
 
 pub mod aal5;
+pub mod aalx;
 pub mod cell;
 pub mod crc;
 
