@@ -71,6 +71,8 @@
 //!
 //! The sending side is clock-free: nothing on it depends on `now`.
 
+pub mod atm;
+
 use crate::time::SimTime;
 
 /// Caller-chosen name of an SDU, unique for the life of an entity pair.
