@@ -60,7 +60,7 @@ fn rudp_fields_are_checked_and_named() {
         ("r1 = \"0s\"", "flow[0].rudp.r1", "greater than 0s"),
         ("rtt_gain = 1.5", "flow[0].rudp.rtt_gain", "(0, 1]"),
         ("approach = 0.0", "flow[0].rudp.approach", "(0, 1]"),
-        ("descend_rtts = 0.5", "flow[0].rudp.descend_rtts", "at least 1"),
+        ("probe_packets = 0.0", "flow[0].rudp.probe_packets", "(0, 100]"),
         ("packet_size = \"16B\"", "flow[0].rudp.packet_size", "between 17B"),
         ("control = \"constant\"\nrate = \"1Mbps\"\nr2 = \"2s\"", "flow[0].rudp.r2", "dbp"),
         ("rate = \"20Mbps\"", "flow[0].rudp.rate", "max_rate"),

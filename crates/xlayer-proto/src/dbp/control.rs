@@ -9,20 +9,19 @@
 //!
 //! * An **epoch** is one triangle of Fig. 6: an increase run, then a decrease run. At
 //!   its turn down the epoch records its **peak**: the rate the receiver acknowledged
-//!   over the last RTT when delay crossed R2, which is what the path carried then. At its
-//!   turn up it records its **swing**, the sending rate at the turn down minus the rate
-//!   at the turn up. The first rise, from the initial rate, is the first swing.
-//! * Peaks and swings of the last 8 epochs are averaged with TFRC's weights (1, 1, 1, 1,
-//!   0.8, 0.6, 0.4, 0.2, newest first; RFC 5348 §5.4), the smoothing TEAR (Rhee, Ozdemir
-//!   & Yi) applies to its epoch rates.
-//! * An increase closes `approach` (one half) of the gap to the smoothed peak, and past
-//!   it probes by one packet per RTT, as TCP's congestion avoidance does.
-//! * A decrease removes the smoothed swing / `descend_rtts` (4), so a typical triangle
-//!   comes down in about four RTTs, but never takes the rate below half of what the
-//!   receiver acknowledged over the last RTT: the link stays busy while the queue drains.
-//! * Every step is at least one packet per RTT. The rate stays within [one packet per
-//!   RTT, `max_rate_bps`], and an increase never takes it past twice the acknowledged
-//!   rate (once there is one), which holds it while acknowledgements stop.
+//!   over the last RTT when delay crossed R2, which is what the path carried then.
+//! * The peaks of the last 8 epochs are averaged with TFRC's weights (1, 1, 1, 1, 0.8,
+//!   0.6, 0.4, 0.2, newest first; RFC 5348 §5.4), the smoothing TEAR (Rhee, Ozdemir & Yi)
+//!   applies to its epoch rates.
+//! * An increase closes `approach` (half) of the gap to the smoothed peak; at or past
+//!   it, it probes "gradually" (§V-B) by `probe_packets` (half a packet) per RTT.
+//! * A decrease above R2 takes the rate to what drains the queue standing above R1 within
+//!   one RTT: the acknowledged rate × R1 / signal (the queue is about acknowledged rate ×
+//!   (signal − R1)). Inside the band, approached from above, the rate keeps decreasing by
+//!   one packet per RTT, as the hysteresis asks.
+//! * The rate stays within [one packet per RTT, `max_rate_bps`], and an increase never
+//!   takes it past twice the acknowledged rate (once there is one), which holds it while
+//!   acknowledgements stop.
 //!
 //! The congestion signal is the smoothed RTT, or, if larger, the age of the oldest packet
 //! still unacknowledged: while the network holds packets back (a de-allocation episode)
@@ -43,9 +42,9 @@ pub struct DbpConfig {
     pub rtt_gain: f64,
     /// Fraction of the gap to the smoothed peak rate an increase closes. Default 0.5.
     pub approach: f64,
-    /// RTTs a typical decrease run takes. Default 4.
-    pub descend_rtts: f64,
-    /// Epoch swings kept (and TFRC weights used). Default 8.
+    /// Packets per RTT an increase adds at or past the smoothed peak. Default 0.5.
+    pub probe_packets: f64,
+    /// Epoch peaks kept (and TFRC weights used). Default 8.
     pub history: usize,
     /// Rate before the first adjustment, IP bits per second. Default 8,640 b/s (two
     /// 540-byte packets a second).
@@ -61,7 +60,7 @@ impl Default for DbpConfig {
             r2: SimDur::from_millis(1200),
             rtt_gain: 0.125,
             approach: 0.5,
-            descend_rtts: 4.0,
+            probe_packets: 0.5,
             history: 8,
             initial_rate_bps: 8_640.0,
             max_rate_bps: 10e6,
@@ -102,9 +101,7 @@ pub struct Dbp {
     srtt: Option<f64>,
     direction: Direction,
     last_adjust: SimTime,
-    peak_bps: f64,
-    /// Epoch swings and peaks, newest first.
-    swings: VecDeque<f64>,
+    /// Epoch peaks, newest first.
     peaks: VecDeque<f64>,
     adjustments: u64,
 }
@@ -116,8 +113,6 @@ impl Dbp {
             srtt: None,
             direction: Direction::Up,
             last_adjust: SimTime::ZERO,
-            peak_bps: cfg.initial_rate_bps,
-            swings: VecDeque::new(),
             peaks: VecDeque::new(),
             adjustments: 0,
             cfg,
@@ -152,60 +147,45 @@ impl Dbp {
         } else {
             self.direction
         };
-        match (self.direction, dir) {
-            (Direction::Up, Direction::Down) => {
-                self.peak_bps = self.rate_bps;
-                // What the path carried when delay crossed R2: the acknowledged rate.
-                self.peaks.push_front(sig.acked_rate_bps.unwrap_or(self.rate_bps).min(self.rate_bps));
-                self.peaks.truncate(self.cfg.history);
-                if self.swings.is_empty() {
-                    self.swings.push_front((self.rate_bps - self.cfg.initial_rate_bps).max(0.0));
-                }
-            }
-            (Direction::Down, Direction::Up) => {
-                self.swings.push_front((self.peak_bps - self.rate_bps).max(0.0));
-                self.swings.truncate(self.cfg.history);
-            }
-            _ => {}
+        if (self.direction, dir) == (Direction::Up, Direction::Down) {
+            // What the path carried when delay crossed R2: the acknowledged rate.
+            self.peaks.push_front(sig.acked_rate_bps.unwrap_or(self.rate_bps).min(self.rate_bps));
+            self.peaks.truncate(self.cfg.history);
         }
         self.direction = dir;
         let packet_bps_per_rtt = sig.packet_bytes as f64 * 8.0 / srtt;
-        // Up: close part of the gap to the smoothed peak; past it, probe gently.
-        let up = self.mean_peak().map_or(0.0, |p| (p - self.rate_bps).max(0.0) * self.cfg.approach);
-        let down = self.mean_swing().map_or(0.0, |s| s / self.cfg.descend_rtts);
-        let floor = packet_bps_per_rtt;
         self.rate_bps = match dir {
             Direction::Up => {
-                let mut r = self.rate_bps + up.max(packet_bps_per_rtt);
+                let probe = self.cfg.probe_packets * packet_bps_per_rtt;
+                let step = match self.mean_peak() {
+                    Some(p) if self.rate_bps < p => ((p - self.rate_bps) * self.cfg.approach).max(probe),
+                    _ => probe,
+                };
+                let mut r = self.rate_bps + step;
                 if let Some(acked) = sig.acked_rate_bps.filter(|&a| a > 0.0) {
                     r = r.min((2.0 * acked).max(self.rate_bps));
                 }
                 r
             }
             Direction::Down => {
-                let r = self.rate_bps - down.max(packet_bps_per_rtt);
-                // A decrease keeps at least half the rate the receiver still acknowledges.
-                r.max(sig.acked_rate_bps.map_or(0.0, |a| 0.5 * a).min(self.rate_bps))
+                let r = self.rate_bps - packet_bps_per_rtt;
+                match sig.acked_rate_bps {
+                    Some(acked) if signal > self.cfg.r2.as_secs_f64() => {
+                        r.min(acked * self.cfg.r1.as_secs_f64() / signal)
+                    }
+                    _ => r,
+                }
             }
         }
         .min(self.cfg.max_rate_bps)
-        .max(floor);
-    }
-
-    /// TFRC-weighted mean of the recorded swings, once there is one.
-    pub fn mean_swing(&self) -> Option<f64> {
-        self.weighted(&self.swings)
+        .max(packet_bps_per_rtt);
     }
 
     /// TFRC-weighted mean of the rates at which the last epochs turned down.
     pub fn mean_peak(&self) -> Option<f64> {
-        self.weighted(&self.peaks)
-    }
-
-    fn weighted(&self, v: &VecDeque<f64>) -> Option<f64> {
         let w = |i| tfrc_weight(i, self.cfg.history);
-        let total: f64 = (0..v.len()).map(w).sum();
-        (!v.is_empty()).then(|| v.iter().enumerate().map(|(i, s)| w(i) * s).sum::<f64>() / total)
+        let total: f64 = (0..self.peaks.len()).map(w).sum();
+        (!self.peaks.is_empty()).then(|| self.peaks.iter().enumerate().map(|(i, s)| w(i) * s).sum::<f64>() / total)
     }
 
     pub fn rate_bps(&self) -> f64 {
@@ -267,11 +247,12 @@ mod tests {
     }
 
     #[test]
-    fn below_r1_increases_above_r2_decreases_by_a_packet_per_rtt() {
-        // One 500-byte packet per 0.5 s RTT: 8,000 b/s per adjustment.
+    fn below_r1_probes_above_r2_decreases() {
+        // Half a 500-byte packet per 0.5 s RTT: 4,000 b/s per adjustment.
         let mut d = steady(500);
         d.maybe_adjust(at(500), sig());
-        assert_eq!((d.rate_bps(), d.direction()), (48_000.0, Direction::Up));
+        assert_eq!((d.rate_bps(), d.direction()), (44_000.0, Direction::Up));
+        // Without an acknowledged rate to drain against, a packet per RTT.
         let mut d = steady(1500);
         d.maybe_adjust(at(1500), sig());
         let step = 500.0 * 8.0 / 1.5;
@@ -312,41 +293,34 @@ mod tests {
     }
 
     #[test]
-    fn steps_follow_the_weighted_history_of_epochs() {
+    fn steps_follow_the_smoothed_peaks_and_the_queue_to_drain() {
         let mut d = steady(500);
         let step = |d: &mut Dbp, rtt: u64, acked: f64| {
             d.on_rtt_sample(SimDur::from_millis(rtt));
             let due = d.next_adjust().unwrap();
             d.maybe_adjust(due, Signal { acked_rate_bps: Some(acked), ..sig() });
         };
-        // The first rise: three increases of one packet per 0.5 s RTT.
-        let pkt = 500.0 * 8.0 / 0.5;
+        // The first rise probes by half a packet per 0.5 s RTT.
         for _ in 0..3 {
             step(&mut d, 500, 1e9);
         }
-        let top = 40_000.0 + 3.0 * pkt;
-        assert_eq!(d.rate_bps(), top);
-        // The turn down records the rise as a swing and the acknowledged rate as the
-        // peak; the decrease is a quarter of the swing.
+        assert_eq!(d.rate_bps(), 52_000.0);
+        // Delay crosses R2 while 50 kb/s is acknowledged: that is the epoch's peak, and
+        // the rate drops to what drains the queue above R1 in one RTT: 50k × 0.8 / 1.5.
         step(&mut d, 1500, 50_000.0);
-        assert_eq!((d.swings.clone(), d.peaks.clone()), ([3.0 * pkt].into(), [50_000.0].into()));
-        assert_eq!(d.rate_bps(), top - 0.75 * pkt);
-        // ... but not below half the acknowledged rate.
-        step(&mut d, 1500, 2.0 * (top - 0.9 * pkt));
-        assert_eq!(d.rate_bps(), top - 0.9 * pkt);
-        // Turning up records the epoch's swing, then closes half the gap to the peak.
-        step(&mut d, 500, 1e9);
-        assert_eq!(d.swings, [0.9 * pkt, 3.0 * pkt]);
-        assert_eq!(d.mean_swing(), Some(1.95 * pkt), "the newest epochs weigh 1 each");
-        let r = d.rate_bps();
-        step(&mut d, 500, 1e9);
-        let gap_step = (50_000.0 - r) * 0.5;
-        assert_eq!(d.rate_bps() - r, gap_step.max(pkt));
-        let weighted = {
-            let mut e = d.clone();
-            e.swings = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0].into();
-            e.mean_swing().unwrap()
-        };
+        assert_eq!(d.peaks, [50_000.0]);
+        assert!((d.rate_bps() - 50_000.0 * 0.8 / 1.5).abs() < 1e-6);
+        // In the band, from above: a packet per RTT down.
+        let before = d.rate_bps();
+        step(&mut d, 1000, 30_000.0);
+        assert!((d.rate_bps() - (before - 4_000.0)).abs() < 1e-6);
+        // Below R1: half the gap to the smoothed peak at once.
+        let before = d.rate_bps();
+        step(&mut d, 500, 30_000.0);
+        assert!((d.rate_bps() - (before + 0.5 * (50_000.0 - before))).abs() < 1e-6);
+        let mut e = d.clone();
+        e.peaks = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0].into();
+        let weighted = e.mean_peak().unwrap();
         assert!((weighted - (4.0 + 2.0 * 2.0) / 6.0).abs() < 1e-12, "older epochs weigh less: {weighted}");
     }
 

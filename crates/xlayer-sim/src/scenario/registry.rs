@@ -145,7 +145,7 @@ pub(crate) fn rudp_config(r: &RudpSpec) -> RudpConfig {
                 r2: r.r2.map_or(c.r2, |x| x.0),
                 rtt_gain: r.rtt_gain.unwrap_or(c.rtt_gain),
                 approach: r.approach.unwrap_or(c.approach),
-                descend_rtts: r.descend_rtts.unwrap_or(c.descend_rtts),
+                probe_packets: r.probe_packets.unwrap_or(c.probe_packets),
                 initial_rate_bps: r.rate.map_or(c.initial_rate_bps, |x| x.0 as f64),
                 max_rate_bps: r.max_rate.map_or(c.max_rate_bps, |x| x.0 as f64),
                 ..c

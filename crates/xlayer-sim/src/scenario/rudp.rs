@@ -35,10 +35,10 @@ pub struct RudpSpec {
     /// (0, 1]. Default: 0.5.
     #[serde(default)]
     pub approach: Option<f64>,
-    /// DBP: a decrease removes the smoothed epoch swing divided by this, at least 1.
-    /// Default: 4.
+    /// DBP: packets per RTT an increase adds at or past the smoothed epoch peak, in
+    /// (0, 100]. Default: 0.5.
     #[serde(default)]
-    pub descend_rtts: Option<f64>,
+    pub probe_packets: Option<f64>,
     /// DBP: the ceiling of the rate. Default: "10Mbps".
     #[serde(default)]
     pub max_rate: Option<Rate>,
@@ -77,7 +77,7 @@ impl RudpSpec {
             ("r2", self.r2.is_some()),
             ("rtt_gain", self.rtt_gain.is_some()),
             ("approach", self.approach.is_some()),
-            ("descend_rtts", self.descend_rtts.is_some()),
+            ("probe_packets", self.probe_packets.is_some()),
             ("max_rate", self.max_rate.is_some()),
         ];
         if self.control == Some(RudpControl::Constant) {
@@ -100,8 +100,8 @@ impl RudpSpec {
         if unit(self.approach) {
             return err("approach", "must be in (0, 1]");
         }
-        if self.descend_rtts.is_some_and(|k| !(k >= 1.0 && k.is_finite())) {
-            return err("descend_rtts", "must be a finite number of at least 1");
+        if self.probe_packets.is_some_and(|k| !(k > 0.0 && k <= 100.0)) {
+            return err("probe_packets", "must be in (0, 100]");
         }
         if self.control != Some(RudpControl::Constant) {
             let max = self.max_rate.map_or(d.max_rate_bps, |m| m.0 as f64);
