@@ -204,6 +204,20 @@ fn random_loss_fraction_is_loss() {
     assert_eq!(pr.report.flows[0].lost[1], pr.sent - pr.got.len() as u64, "every loss is a channel loss");
 }
 
+/// With `loss_size`, `loss` is the loss of a packet of that size: a probe packet of twice
+/// the size loses 1 − (1 − 0.04)² = 7.84%.
+#[test]
+fn loss_scales_with_packet_size_when_asked() {
+    let half = PACKET_BYTES / 2;
+    let model = format!(
+        "{CALM}, fer = 0.0, loss = 0.04, loss_size = \"{half}B\", states = [{{ rate = \"1Mbps\", mean_hold = \"1s\" }}]"
+    );
+    let pr = probe(500, &model, 600, 11);
+    let (n, p) = (pr.sent as f64, 1.0 - 0.96f64.powi(2));
+    let sd = (p * (1.0 - p) / n).sqrt();
+    assert!((pr.loss() - p).abs() < 4.0 * sd, "loss {} over {n} packets, expected {p} (sd {sd})", pr.loss());
+}
+
 /// Seconds from the start at which datagram `seq` of a `kbps` probe was sent.
 fn sent_s(seq: u64, kbps: u64) -> f64 {
     seq as f64 * PACKET_BYTES as f64 * 8.0 / (kbps as f64 * 1000.0)

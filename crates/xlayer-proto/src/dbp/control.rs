@@ -14,7 +14,9 @@
 //!   0.6, 0.4, 0.2, newest first; RFC 5348 §5.4), the smoothing TEAR (Rhee, Ozdemir & Yi)
 //!   applies to its epoch rates.
 //! * An increase closes `approach` (half) of the gap to the smoothed peak; at or past
-//!   it, it probes "gradually" (§V-B) by `probe_packets` (half a packet) per RTT.
+//!   it, it probes "gradually" (§V-B) by `probe_packets` (half a packet) per RTT. Before
+//!   the first epoch there is no history: the rate doubles every RTT (TCP's slow start,
+//!   in rate), bounded by twice the acknowledged rate like every increase.
 //! * A decrease above R2 takes the rate to what drains the queue standing above R1 within
 //!   one RTT: the acknowledged rate × R1 / signal (the queue is about acknowledged rate ×
 //!   (signal − R1)). Inside the band, approached from above, the rate keeps decreasing by
@@ -158,8 +160,10 @@ impl Dbp {
             Direction::Up => {
                 let probe = self.cfg.probe_packets * packet_bps_per_rtt;
                 let step = match self.mean_peak() {
+                    // Start-up: no epoch yet, so no history to follow; double per RTT.
+                    None => self.rate_bps.max(probe),
                     Some(p) if self.rate_bps < p => ((p - self.rate_bps) * self.cfg.approach).max(probe),
-                    _ => probe,
+                    Some(_) => probe,
                 };
                 let mut r = self.rate_bps + step;
                 if let Some(acked) = sig.acked_rate_bps.filter(|&a| a > 0.0) {
@@ -247,11 +251,10 @@ mod tests {
     }
 
     #[test]
-    fn below_r1_probes_above_r2_decreases() {
-        // Half a 500-byte packet per 0.5 s RTT: 4,000 b/s per adjustment.
+    fn start_up_doubles_then_above_r2_decreases() {
         let mut d = steady(500);
         d.maybe_adjust(at(500), sig());
-        assert_eq!((d.rate_bps(), d.direction()), (44_000.0, Direction::Up));
+        assert_eq!((d.rate_bps(), d.direction()), (80_000.0, Direction::Up));
         // Without an acknowledged rate to drain against, a packet per RTT.
         let mut d = steady(1500);
         d.maybe_adjust(at(1500), sig());
@@ -300,11 +303,11 @@ mod tests {
             let due = d.next_adjust().unwrap();
             d.maybe_adjust(due, Signal { acked_rate_bps: Some(acked), ..sig() });
         };
-        // The first rise probes by half a packet per 0.5 s RTT.
+        // The first rise doubles every RTT.
         for _ in 0..3 {
             step(&mut d, 500, 1e9);
         }
-        assert_eq!(d.rate_bps(), 52_000.0);
+        assert_eq!(d.rate_bps(), 320_000.0);
         // Delay crosses R2 while 50 kb/s is acknowledged: that is the epoch's peak, and
         // the rate drops to what drains the queue above R1 in one RTT: 50k × 0.8 / 1.5.
         step(&mut d, 1500, 50_000.0);
@@ -318,6 +321,10 @@ mod tests {
         let before = d.rate_bps();
         step(&mut d, 500, 30_000.0);
         assert!((d.rate_bps() - (before + 0.5 * (50_000.0 - before))).abs() < 1e-6);
+        // At the smoothed peak: half a packet per RTT.
+        d.rate_bps = 50_000.0;
+        step(&mut d, 500, 30_000.0);
+        assert_eq!(d.rate_bps(), 54_000.0);
         let mut e = d.clone();
         e.peaks = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0].into();
         let weighted = e.mean_peak().unwrap();

@@ -49,7 +49,19 @@ pub struct Cdma1xConfig {
     pub rlp_nak_delay: SimDur,
     pub rlp_max_retx: u8,
     pub loss: f64,
+    /// Packet size `loss` applies to (None: every packet).
+    pub loss_size_bytes: Option<u64>,
     pub rate: Arc<RateConfig>,
+}
+
+impl Cdma1xConfig {
+    /// Probability that a delivered packet of `bytes` is lost to the radio.
+    fn packet_loss(&self, bytes: u32) -> f64 {
+        match self.loss_size_bytes {
+            None => self.loss,
+            Some(size) => 1.0 - (1.0 - self.loss).powf(bytes as f64 / size as f64),
+        }
+    }
 }
 
 /// A byte range `[start, end)` of a mobile's stream and how often it has been sent.
@@ -224,7 +236,7 @@ impl Cdma1x {
             let h = mob.held.pop_front().expect("checked");
             if h.doomed {
                 self.out.push_back(LinkOutput::Dropped { pkt: h.pkt, cause: DropCause::ArqDiscard });
-            } else if uniform(&mut mob.loss_rng) < self.cfg.loss {
+            } else if uniform(&mut mob.loss_rng) < self.cfg.packet_loss(h.pkt.size_bytes) {
                 self.out.push_back(LinkOutput::Dropped { pkt: h.pkt, cause: DropCause::Channel });
             } else {
                 mob.landing.push_back((t + self.cfg.delay, h.pkt));
@@ -363,6 +375,7 @@ mod tests {
             rlp_nak_delay: SimDur::from_millis(100),
             rlp_max_retx: max_retx,
             loss: 0.0,
+            loss_size_bytes: None,
             rate: Arc::new(RateConfig {
                 states: vec![RateState { rate_bps, mean_hold: SimDur::from_secs(1), weight: 1.0 }],
                 random_episodes: None,

@@ -64,6 +64,12 @@ pub struct Cdma1xSpec {
     /// independent of load). Default: 0.04 (Jayaram & Rhee §IV: 3–5%).
     #[serde(default = "d_loss")]
     pub loss: f64,
+    /// Read `loss` as the loss of a packet of this size, and lose a packet of s bytes
+    /// with probability 1 − (1 − loss)^(s / loss_size): residual radio loss that strikes
+    /// frames, so longer packets (spanning more frames) lose more. Default: none (`loss`
+    /// per packet, whatever its size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_size: Option<Bytes>,
     /// The SCH rate chain: each state holds for an exponential time with mean
     /// `mean_hold`, then the chain jumps to another state j with probability
     /// weight_j / Σ_{k≠i} weight_k. Default: see `d_states`.
@@ -190,6 +196,9 @@ impl Cdma1xSpec {
         if !(0.0..=1.0).contains(&self.loss) {
             return err(path, "loss", "must be in [0, 1]");
         }
+        if self.loss_size.is_some_and(|b| b.0 == 0) {
+            return err(path, "loss_size", "must be at least 1B");
+        }
         if self.rlp_nak_delay.0 > SimDur::from_secs(10) {
             return err(path, "rlp_nak_delay", "must be between 0s and 10s");
         }
@@ -266,6 +275,7 @@ impl Cdma1xSpec {
             rlp_nak_delay: self.rlp_nak_delay.0,
             rlp_max_retx: self.rlp_max_retx,
             loss: self.loss,
+            loss_size_bytes: self.loss_size.map(|b| b.0),
             rate: Arc::new(RateConfig {
                 states,
                 random_episodes,
