@@ -10,7 +10,7 @@
 //! so RTT samples from retransmissions are unambiguous (no Karn's rule needed).
 
 use super::control::{RateControl, Signal};
-use super::wire::{AckHeader, DataHeader, Header, DATA_HEADER_BYTES, MAX_BITMAP_BYTES};
+use super::wire::{AckHeader, DataHeader, Header, DATA_HEADER_BYTES};
 use super::RudpConfig;
 use crate::endpoint::{AppCommand, Endpoint, Transmit};
 use crate::packet::{Datagram, Dir, Packet, Transport, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
@@ -51,14 +51,18 @@ pub struct RudpSender {
     next_seq: u32,
     slots: VecDeque<Slot>,
     retx_queue: VecDeque<u32>,
+    /// (send order, seq) of each transmission still possibly in flight, oldest first.
+    sent_order_queue: VecDeque<(u64, u32)>,
     /// Transmissions so far (the send order of the next one).
     sent_order: u64,
     highest_acked_order: Option<u64>,
     next_send_at: SimTime,
     rtt: RttEstimator,
     rto_at: Option<SimTime>,
-    /// Acknowledged IP bytes, with the instants they were acknowledged (last RTT).
+    /// Acknowledged IP bytes, with the instants they were acknowledged (last RTT), and
+    /// their sum.
     acked_window: VecDeque<(SimTime, u32)>,
+    acked_window_bytes: u64,
     last_rtt: Option<SimDur>,
     last_echo: Option<u32>,
     longest_loss_run: u64,
@@ -87,12 +91,14 @@ impl RudpSender {
             next_seq: 0,
             slots: VecDeque::new(),
             retx_queue: VecDeque::new(),
+            sent_order_queue: VecDeque::new(),
             sent_order: 0,
             highest_acked_order: None,
             next_send_at: SimTime::ZERO,
             rtt,
             rto_at: None,
             acked_window: VecDeque::new(),
+            acked_window_bytes: 0,
             last_rtt: None,
             last_echo: None,
             longest_loss_run: 0,
@@ -148,6 +154,13 @@ impl RudpSender {
     }
 
     fn adjust_rate(&mut self, now: SimTime) {
+        let due = match &self.control {
+            RateControl::Dbp(d) => d.next_adjust().is_some_and(|t| t <= now),
+            RateControl::Constant(_) => false,
+        };
+        if !due {
+            return;
+        }
         let sig = Signal {
             oldest_unacked_age: if self.cfg.reliable { self.oldest_unacked_age(now) } else { SimDur::ZERO },
             acked_rate_bps: self.acked_rate_bps(now),
@@ -158,12 +171,25 @@ impl RudpSender {
         }
     }
 
-    /// IP bits per second acknowledged over the last smoothed RTT.
-    fn acked_rate_bps(&self, now: SimTime) -> Option<f64> {
+    /// IP bits per second acknowledged over the last smoothed RTT (the window is pruned
+    /// to it at every acknowledgement and every adjustment).
+    fn acked_rate_bps(&mut self, now: SimTime) -> Option<f64> {
         let srtt = self.rtt.srtt()?;
-        let from = SimTime(now.0.saturating_sub(srtt.0));
-        let bytes: u64 = self.acked_window.iter().filter(|(t, _)| *t >= from).map(|&(_, b)| b as u64).sum();
-        Some(bytes as f64 * 8.0 / srtt.as_secs_f64())
+        self.prune_acked_window(now);
+        Some(self.acked_window_bytes as f64 * 8.0 / srtt.as_secs_f64())
+    }
+
+    fn record_acked(&mut self, now: SimTime, bytes: u32) {
+        self.acked_window.push_back((now, bytes));
+        self.acked_window_bytes += u64::from(bytes);
+    }
+
+    fn prune_acked_window(&mut self, now: SimTime) {
+        let from = SimTime(now.0.saturating_sub(self.rtt.srtt().unwrap_or_default().0));
+        while let Some(&(_, b)) = self.acked_window.front().filter(|(t, _)| *t < from) {
+            self.acked_window.pop_front();
+            self.acked_window_bytes -= u64::from(b);
+        }
     }
 
     fn on_ack(&mut self, now: SimTime, a: &AckHeader) {
@@ -180,48 +206,62 @@ impl RudpSender {
         }
         self.last_echo = Some(self.last_echo.map_or(a.echo_seq, |l| l.max(a.echo_seq)));
         if !self.cfg.reliable {
-            self.acked_window.push_back((now, self.packet_ip_bytes(a.echo_seq)));
+            self.record_acked(now, self.packet_ip_bytes(a.echo_seq));
         } else {
             self.on_reliable_ack(now, a);
         }
-        let keep_from = SimTime(now.0.saturating_sub(self.rtt.srtt().unwrap_or_default().0));
-        while self.acked_window.front().is_some_and(|(t, _)| *t < keep_from) {
-            self.acked_window.pop_front();
-        }
+        self.prune_acked_window(now);
         self.adjust_rate(now);
     }
 
     fn on_reliable_ack(&mut self, now: SimTime, a: &AckHeader) {
-        let top = self.next_seq.min(a.cum.saturating_add(1 + 8 * MAX_BITMAP_BYTES as u32));
+        // Newly acknowledged: below the cumulative point, then the bitmap's set bits.
+        let below = self.cum..a.cum.min(self.next_seq);
+        let beyond =
+            a.bitmap.iter().enumerate().filter(|(_, &b)| b != 0).flat_map(|(j, &b)| {
+                (0..8).filter(move |i| b & (1 << i) != 0).map(move |i| a.cum + 1 + 8 * j as u32 + i)
+            });
         let mut newly = false;
-        for seq in self.cum..top {
-            if a.has(seq) && self.slot(seq).state != State::Acked {
-                let s = self.slot(seq);
-                let order = s.order;
-                s.state = State::Acked;
-                newly = true;
-                self.highest_acked_order = Some(self.highest_acked_order.map_or(order, |h| h.max(order)));
-                let bytes = self.packet_ip_bytes(seq);
-                self.acked_window.push_back((now, bytes));
+        for seq in below.chain(beyond) {
+            if seq < self.cum || seq >= self.next_seq || self.slot(seq).state == State::Acked {
+                continue;
             }
+            let s = self.slot(seq);
+            s.state = State::Acked;
+            let order = s.order;
+            newly = true;
+            self.highest_acked_order = Some(self.highest_acked_order.map_or(order, |h| h.max(order)));
+            let bytes = self.packet_ip_bytes(seq);
+            self.record_acked(now, bytes);
         }
         while self.slots.front().is_some_and(|s| s.state == State::Acked) {
             self.slots.pop_front();
             self.cum += 1;
         }
         self.retx_queue.retain(|&s| s >= self.cum);
-        if let Some(h) = self.highest_acked_order {
-            for (i, s) in self.slots.iter_mut().enumerate() {
-                if s.state == State::InFlight && s.order + REORDER_PACKETS <= h {
-                    s.state = State::Lost;
-                    self.retx_queue.push_back(self.cum + i as u32);
-                }
-            }
-        }
+        self.detect_losses();
         if newly {
             // RFC 6298 (5.3): restart the timer when new data is acknowledged.
             self.rtt.reset_backoff();
-            self.rto_at = self.slots.iter().any(|s| s.state != State::Acked).then(|| now + self.rtt.rto());
+            self.rto_at = (!self.slots.is_empty()).then(|| now + self.rtt.rto());
+        }
+    }
+
+    /// Transmissions in send order, oldest first, are lost once REORDER_PACKETS sent after
+    /// them are acknowledged; an entry whose packet was since acknowledged or sent again
+    /// is stale and dropped.
+    fn detect_losses(&mut self) {
+        let Some(h) = self.highest_acked_order else { return };
+        while let Some(&(order, seq)) = self.sent_order_queue.front().filter(|(o, _)| o + REORDER_PACKETS <= h) {
+            self.sent_order_queue.pop_front();
+            if seq < self.cum {
+                continue;
+            }
+            let s = self.slot(seq);
+            if s.state == State::InFlight && s.order == order {
+                s.state = State::Lost;
+                self.retx_queue.push_back(seq);
+            }
         }
     }
 
@@ -238,7 +278,7 @@ impl RudpSender {
             self.retx_queue.push_front(self.cum + i as u32);
             self.rtt.back_off();
         }
-        if self.slots.iter().any(|s| s.state != State::Acked) {
+        if !self.slots.is_empty() {
             self.rto_at = Some(now + self.rtt.rto());
         }
     }
@@ -254,6 +294,7 @@ impl RudpSender {
             } else {
                 self.slots.push_back(Slot { sent_at: now, order, state: State::InFlight });
             }
+            self.sent_order_queue.push_back((order, seq));
             if self.rto_at.is_none() {
                 self.rto_at = Some(now + self.rtt.rto());
             }
