@@ -11,7 +11,7 @@ import importlib.util
 from pathlib import Path
 
 # The papers whose reproductions exist, by CLI name -> module.
-_PAPERS = {"koga": "koga", "clamp": "clamp"}
+_PAPERS = {"koga": "koga", "clamp": "clamp", "dbp": "dbp"}
 
 
 def available() -> list[str]:
