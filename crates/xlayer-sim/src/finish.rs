@@ -2,7 +2,7 @@
 
 use crate::engine::Stall;
 use crate::link::LinkModel;
-use crate::stats::{FlowRow, FlowStats, LinkRow, RunReport};
+use crate::stats::{report_secs, report_secs_f64, FlowRow, FlowStats, LinkRow, RunReport};
 use crate::world::World;
 use xlayer_proto::{Dir, Packet, SimTime};
 
@@ -29,7 +29,7 @@ impl std::fmt::Display for FinishError {
 impl std::error::Error for FinishError {}
 
 fn secs(t: Option<SimTime>) -> Option<f64> {
-    t.map(SimTime::as_secs_f64)
+    t.map(|t| report_secs(t.0))
 }
 
 impl World {
@@ -72,7 +72,7 @@ impl World {
         for (i, in_flight) in per_flow_in_flight.into_iter().enumerate() {
             self.flow_rows(i, in_flight, &mut flows);
         }
-        let duration = self.end.as_secs_f64();
+        let duration = report_secs(self.end.0);
         let end = self.end;
         let links = self
             .links
@@ -100,7 +100,7 @@ impl World {
             entities,
             fingerprint: self.fingerprint.0,
             events: self.events,
-            sim_time_s: self.now.as_secs_f64(),
+            sim_time_s: report_secs(self.now.0),
             scenario_hash: self.scenario_hash.clone(),
             conservation: c,
         })
@@ -156,11 +156,11 @@ impl World {
         in_flight: u64,
     ) -> FlowRow {
         let f = &self.flows[i];
-        let ns = |v: Option<u64>| v.map(|x| x as f64 * 1e-9);
+        let ns = |v: Option<u64>| v.map(report_secs);
         let n = s.delay.count();
-        let jitter_mean_s = (n > 1).then(|| s.jitter_sum_ns as f64 / (n - 1) as f64 * 1e-9);
+        let jitter_mean_s = (n > 1).then(|| report_secs_f64(s.jitter_sum_ns as f64 / (n - 1) as f64));
         let active_end = s.completed_at.unwrap_or(f.stop.min(self.end));
-        let active = active_end.since(f.start).as_secs_f64();
+        let active = report_secs(active_end.since(f.start).0);
         let dst = match f.dst.group_index() {
             Some(g) => self.groups.all[g as usize].name.clone(),
             None => self.node_name(f.dst.0),
@@ -186,7 +186,7 @@ impl World {
             last_tx_s: secs(s.last_tx),
             first_rx_s: secs(s.first_rx),
             last_rx_s: secs(s.last_rx),
-            delay_mean_s: s.delay.mean_ns().map(|x| x * 1e-9),
+            delay_mean_s: s.delay.mean_ns().map(report_secs_f64),
             delay_p50_s: ns(s.delay.quantile_ns(0.50)),
             delay_p95_s: ns(s.delay.quantile_ns(0.95)),
             delay_p99_s: ns(s.delay.quantile_ns(0.99)),
@@ -197,7 +197,7 @@ impl World {
             retransmissions: c.get("retransmissions"),
             timeouts: c.get("timeouts"),
             fast_retransmits: c.get("fast_retransmits"),
-            completion_time_s: f.app_bytes.and(s.completed_at).map(|t| t.since(f.start).as_secs_f64()),
+            completion_time_s: f.app_bytes.and(s.completed_at).map(|t| report_secs(t.since(f.start).0)),
             reordered_packets: c.get("reordered_packets"),
             late_packets: c.get("late_packets"),
             late_reordered_packets: c.get("late_reordered_packets"),
