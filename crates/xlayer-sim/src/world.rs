@@ -83,6 +83,8 @@ pub struct World {
     pub(crate) digests: Option<Vec<EventDigest>>,
     pub(crate) watchdog: Watchdog,
     pub(crate) scenario_hash: String,
+    /// Some component draws random numbers, so the seed and run matter.
+    pub(crate) uses_randomness: bool,
     /// Reused by every drive, so the hot path does not allocate.
     pub(crate) outbox: Vec<Transmit>,
 }
@@ -102,6 +104,12 @@ impl World {
     }
     pub fn scenario_hash(&self) -> &str {
         &self.scenario_hash
+    }
+    /// Whether any component draws random numbers (a lossy link, a fading or
+    /// error-prone radio, a random start, size, on/off period or arrival). When none
+    /// does, every seed and run gives the same result.
+    pub fn uses_randomness(&self) -> bool {
+        self.uses_randomness
     }
     /// The id of the node with this name (for `add_flow`).
     pub fn node(&self, name: &str) -> Option<u32> {
