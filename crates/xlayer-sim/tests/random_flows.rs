@@ -157,3 +157,22 @@ fn draw_errors_name_the_field_and_the_range() {
     let e = err("start = { dist = \"gauss\" }", bulk);
     assert!(e.starts_with("flow[0].start") && e.contains("unknown variant `gauss`"), "{e}");
 }
+
+#[test]
+fn the_shipped_dumbbell_differs_between_seeds() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dumbbell.toml");
+    let mut s = Scenario::from_file(&path).unwrap();
+    s.simulation.duration.0 = xlayer_sim::SimDur::from_secs(3);
+    let run = |seed| {
+        let w = xlayer_sim::build(&s, seed, 0, None).unwrap();
+        assert!(w.uses_randomness(), "its starts are random");
+        w.finish().unwrap()
+    };
+    let (a, b) = (run(1), run(2));
+    assert_ne!(a.fingerprint, b.fingerprint);
+    for f in a.flows.iter().chain(&b.flows) {
+        eprintln!("{} starts at {:?}", f.name, f.first_tx_s);
+        assert!((0.0..=0.1).contains(&f.first_tx_s.unwrap()), "within the first 100 ms");
+    }
+    assert_eq!(run(1).fingerprint, a.fingerprint, "a seed repeats");
+}
