@@ -72,20 +72,24 @@ impl World {
         for (i, in_flight) in per_flow_in_flight.into_iter().enumerate() {
             self.flow_rows(i, in_flight, &mut flows);
         }
-        let duration = report_secs(self.end.0);
+        // After the warm-up, if there is one (`stats/warmup.rs`).
+        let duration = report_secs(self.end.since(self.counted_from()).0);
         let end = self.end;
         let links = self
             .links
             .iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(i, l)| {
                 let m = l.model.metrics(end);
+                let (p0, b0) = self.warmup_base.as_ref().map_or((0, 0), |b| b.link_tx(i));
+                let tx_bytes = m.tx_bytes.saturating_sub(b0);
                 LinkRow {
                     link: l.link.clone(),
                     direction: l.direction.clone(),
                     rate_bps: m.rate_bps as u64,
-                    tx_packets: m.tx_packets,
-                    tx_bytes: m.tx_bytes,
-                    utilization: m.tx_bytes as f64 * 8.0 / (m.rate_bps * duration),
+                    tx_packets: m.tx_packets.saturating_sub(p0),
+                    tx_bytes,
+                    utilization: tx_bytes as f64 * 8.0 / (m.rate_bps * duration),
                     drops: l.drops,
                     queue_packets_at_end: m.queue_packets,
                 }
@@ -112,19 +116,23 @@ impl World {
         let f = &self.flows[i];
         let group = f.dst.is_group();
         let mut session = f.stats.clone();
+        // Endpoint counters since the warm-up's end (`stats/warmup.rs`).
+        let base = self.warmup_base.as_ref();
+        let since = |e: u32, name: &str, v: u64| v.saturating_sub(base.map_or(0, |b| b.counter(e as usize, name)));
         let mut counters = Counters::default();
-        self.endpoints[f.sender as usize].ep.counters(&mut |name, v| counters.add(name, v));
+        self.endpoints[f.sender as usize].ep.counters(&mut |name, v| counters.add(name, since(f.sender, name, v)));
         let mut app_rx_bytes = 0;
         let mut per_receiver = Vec::new();
-        for &(node, e) in &f.receivers {
-            let e = &self.endpoints[e as usize];
+        for &(node, index) in &f.receivers {
+            let e = &self.endpoints[index as usize];
             session.merge_receiver(&e.stats);
             let mut own = Counters::default();
             e.ep.counters(&mut |name, v| {
-                counters.add(name, v);
-                own.add(name, v);
+                counters.add(name, since(index, name, v));
+                own.add(name, since(index, name, v));
             });
-            app_rx_bytes += e.ep.app_delivered_bytes();
+            let app_bytes = e.ep.app_delivered_bytes().saturating_sub(base.map_or(0, |b| b.app_bytes(index as usize)));
+            app_rx_bytes += app_bytes;
             if group {
                 let mut rx =
                     FlowStats { tx_packets: session.tx_packets, tx_bytes: session.tx_bytes, ..FlowStats::default() };
@@ -132,7 +140,7 @@ impl World {
                 rx.last_tx = f.stats.last_tx;
                 rx.merge_receiver(&e.stats);
                 let name = self.nodes[node as usize].name.clone();
-                per_receiver.push((name, rx, own, e.ep.app_delivered_bytes()));
+                per_receiver.push((name, rx, own, app_bytes));
             }
         }
         let receiver = if group { "*".to_string() } else { self.node_name(f.dst.0) };
@@ -160,7 +168,7 @@ impl World {
         let n = s.delay.count();
         let jitter_mean_s = (n > 1).then(|| report_secs_f64(s.jitter_sum_ns as f64 / (n - 1) as f64));
         let active_end = s.completed_at.unwrap_or(f.stop.min(self.end));
-        let active = report_secs(active_end.since(f.start).0);
+        let active = report_secs(active_end.since(f.start.max(self.counted_from())).0);
         let dst = match f.dst.group_index() {
             Some(g) => self.groups.all[g as usize].name.clone(),
             None => self.node_name(f.dst.0),

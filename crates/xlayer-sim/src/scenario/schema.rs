@@ -97,11 +97,23 @@ pub struct Output {
     /// it. Default: "1073741824B" (1 GiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_budget: Option<Bytes>,
+    /// Warm-up left out of the flow and link tables: every count, rate and delay there
+    /// covers only the time after it (rates divide by the time after it); the time
+    /// series keep the whole run, and a file's completion time is still measured from
+    /// its start. Shorter than `simulation.duration`. Default: "0s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Duration>,
 }
 
 impl Default for Output {
     fn default() -> Self {
-        Output { flows: true, series_interval: default_series_interval(), pcap_links: vec![], memory_budget: None }
+        Output {
+            flows: true,
+            series_interval: default_series_interval(),
+            pcap_links: vec![],
+            memory_budget: None,
+            warmup: None,
+        }
     }
 }
 

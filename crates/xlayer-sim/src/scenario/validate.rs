@@ -114,6 +114,12 @@ impl Scenario {
         if self.output.memory_budget.is_some_and(|b| b.0 == 0) {
             return Err(ScenarioError::at("output.memory_budget", "must be at least 1B"));
         }
+        if self.output.warmup.is_some_and(|w| w.0 >= self.simulation.duration.0) {
+            return Err(ScenarioError::at(
+                "output.warmup",
+                format!("must be shorter than simulation.duration ({})", self.simulation.duration),
+            ));
+        }
         if self.nodes.is_empty() {
             return Err(ScenarioError::at("node", "a scenario needs at least one node"));
         }

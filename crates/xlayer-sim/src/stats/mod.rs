@@ -5,6 +5,7 @@ pub(crate) mod flow;
 mod report;
 mod sampler;
 mod series;
+pub(crate) mod warmup;
 
 pub use delay::DelaySketch;
 pub use flow::FlowStats;
