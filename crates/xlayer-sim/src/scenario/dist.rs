@@ -125,8 +125,8 @@ macro_rules! fixed_or_random {
 }
 
 fixed_or_random!(
-    /// A time: fixed ("2s") or drawn from a distribution
-    /// (`{ dist = "uniform", low = "0s", high = "1s" }`).
+    /// A time: a fixed Duration string ("2s"), or a TimeDist table naming a distribution
+    /// and its parameters (`{ dist = "uniform", low = "0s", high = "1s" }`).
     TimeSpec,
     Duration,
     TimeDist,
@@ -134,8 +134,8 @@ fixed_or_random!(
 );
 
 fixed_or_random!(
-    /// A size: fixed ("1MB") or drawn from a distribution
-    /// (`{ dist = "bounded_pareto", shape = 1.2, min = "1kB", max = "10MB" }`).
+    /// A size: a fixed Bytes string ("1MB"), or a SizeDist table naming a distribution
+    /// and its parameters (`{ dist = "bounded_pareto", shape = 1.2, min = "1kB", max = "10MB" }`).
     SizeSpec,
     Bytes,
     SizeDist,
