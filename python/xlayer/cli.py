@@ -26,7 +26,8 @@ from rich.table import Table
 
 from . import _core, api, cli_store, papers, progress, schema_doc
 from .outdir import MARKER, OutputError, atomic_dir, mark
-from .scenario import OverrideError, ScenarioError, parse_value, schema, validate
+from .scenario import (OverrideError, ScenarioError, base_dir, canonical_json, parse_value, schema,
+                       validate)
 from .stats import summarize
 from .sweep import sweep, validate_grid
 
@@ -292,6 +293,7 @@ def _cmd_run(args: argparse.Namespace, command: list[str]) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
+    _notice_if_deterministic(args)
     if cli_store.wants_store(args):
         return cli_store.cmd_sweep(args, command)
     grid = parse_grid(args.grid)
@@ -333,6 +335,27 @@ def _cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
     console.print(f"{manifest['n_runs']} runs; wrote {out}/ (sweep.parquet, sweep.csv, "
                   "manifest.json)", soft_wrap=True)
     return 0
+
+
+def _notice_if_deterministic(args: argparse.Namespace) -> None:
+    """One line on stderr when several seeds were asked for but no run of the sweep draws
+    a random number, so every seed gives the same result. A run draws one if its
+    scenario does with the --set overrides and any one --grid value applied."""
+    try:
+        seeds = parse_ints(args.seeds or "1", "seeds")
+        if len(seeds) < 2:
+            return
+        sets = parse_sets(args.set)
+        variants = [sets] + [{**sets, path: v} for path, values in parse_grid(args.grid).items()
+                             for v in values]
+        for overrides in variants:
+            doc = validate(args.file, overrides)
+            if _core.uses_randomness(canonical_json(doc), base_dir(args.file)):
+                return
+    except Exception:  # the command itself reports what is wrong with its input
+        return
+    _note(f"xlayer: note: {args.file} draws no random number (no lossy link, fading radio or "
+          f"random start/size/period/arrival), so its {len(seeds)} seeds give identical runs")
 
 
 def _validated(args: argparse.Namespace) -> dict[str, Any]:

@@ -9,7 +9,8 @@ use crate::link::DropCause;
 /// drop, and the receivers' counts summed) and one row per receiving node (its own
 /// receive-side counts; its loss is `tx_packets - rx_packets`, since a drop upstream
 /// belongs to every member below it). Times are seconds since the start; `None` where
-/// the event never happened (e.g. nothing received).
+/// the event never happened (e.g. nothing received). With `output.warmup`, counts,
+/// delays and rates cover only the time after it (`stats/warmup.rs`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowRow {
     pub flow: u32,
