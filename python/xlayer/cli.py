@@ -1,4 +1,4 @@
-"""The `xlayer` command: run, validate, schema, sweep, store, reproduce.
+"""The `xlayer` command: run, validate, schema, sweep, store, reproduce, scenarios.
 
 Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option,
 an --out folder that is refused or cannot be written) with a one-line message on stderr and no output directory,
@@ -24,9 +24,9 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from . import _core, api, cli_store, papers, progress, schema_doc
+from . import _core, api, cli_scenarios, cli_store, papers, progress, schema_doc
 from .outdir import MARKER, OutputError, atomic_dir, mark
-from .scenario import OverrideError, ScenarioError, parse_value, schema, validate
+from .scenario import OverrideError, ScenarioError, find, parse_value, schema, validate
 from .stats import summarize
 from .sweep import sweep, validate_grid
 
@@ -47,6 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = list(sys.argv) if argv is None else ["xlayer", *argv]
     try:
         with _sigterm_raises():
+            if getattr(args, "file", None) is not None and not Path(args.file).exists():
+                args.file = str(find(args.file))  # `xlayer run dumbbell`: a shipped scenario
             code = int(args.func(args, command))
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
             return code
@@ -139,7 +141,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("file", metavar="FILE", help="scenario file (.toml or .json)")
+        sp.add_argument("file", metavar="FILE", help="scenario file (.toml or .json), or the "
+                                                    "name of a shipped one (`xlayer scenarios list`)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="override a scenario value, e.g. link.bottleneck.rate=20Mbps, "
                              "flow.f0.tcp.delayed_ack=true, flow.0.app.rate=64kbps")
@@ -185,6 +188,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_store.add_sweep_options(w)
     w.set_defaults(func=_cmd_sweep)
     cli_store.add_commands(sub)
+    cli_scenarios.add_commands(sub)
     return p
 
 
