@@ -10,6 +10,7 @@ __all__ = [
     "__version__",
     "check_determinism",
     "jakes_power_samples",
+    "output_columns",
     "schema",
     "validate",
 ]
@@ -53,6 +54,10 @@ def validate(scenario_json: str, base_dir: Optional[str] = None) -> None:
 
 def schema() -> str:
     """JSON Schema of the scenario format, as a JSON string."""
+
+def output_columns() -> dict[str, list[dict[str, str]]]:
+    """The flow and link tables' columns in table order, each with name, type, unit,
+    applies_to and meaning (the definitions docs/outputs.md is generated from)."""
 
 def check_determinism(
     scenario_json: str, seed: int, run: int, base_dir: Optional[str] = None

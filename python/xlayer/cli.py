@@ -1,4 +1,4 @@
-"""The `xlayer` command: run, validate, schema, sweep, store, reproduce, scenarios.
+"""The `xlayer` command: run, validate, schema, outputs, sweep, store, reproduce, scenarios.
 
 Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option,
 an --out folder that is refused or cannot be written) with a one-line message on stderr and no output directory,
@@ -24,7 +24,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from . import _core, api, cli_scenarios, cli_store, papers, progress, schema_doc
+from . import _core, api, cli_scenarios, cli_store, outputs_doc, papers, progress, schema_doc
 from .outdir import MARKER, OutputError, atomic_dir, mark
 from .scenario import OverrideError, ScenarioError, find, parse_value, schema, validate
 from .stats import summarize
@@ -166,6 +166,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--markdown", action="store_true", help="print the Markdown reference instead")
     s.set_defaults(func=_cmd_schema)
 
+    o = sub.add_parser("outputs", help="print the reference of the output files: every column, "
+                                       "series metric and manifest field (docs/outputs.md)")
+    o.set_defaults(func=_cmd_outputs)
+
     rp = sub.add_parser("reproduce", help="reproduce a paper's experiments and check them")
     rp.add_argument("paper", choices=papers.available(), help="which paper")
     rp.add_argument("--quick", action="store_true", help="a reduced version (minutes, for CI)")
@@ -249,6 +253,11 @@ def _cmd_validate(args: argparse.Namespace, command: list[str]) -> int:
 
 def _cmd_schema(args: argparse.Namespace, command: list[str]) -> int:
     print(schema_doc.render() if args.markdown else json.dumps(schema(), indent=2), end="\n" * (not args.markdown))
+    return 0
+
+
+def _cmd_outputs(args: argparse.Namespace, command: list[str]) -> int:
+    print(outputs_doc.render(), end="")
     return 0
 
 
