@@ -47,15 +47,15 @@ def test_outputs_reference_matches_the_code():
 def variety() -> list[xlayer.RunResult]:
     """Short runs that between them produce every flow kind and series metric: TCP over
     wired links, UDP CBR and TCP over lossy links, DBP on RUDP over a cdma1x downlink
-    (whose capacity varies), and a UDP group flow over a radio."""
+    (whose capacity varies), and a UDP CBR group flow with a deadline."""
     short = {"simulation.duration": "3s"}
     runs = [xlayer.run(SCENARIOS / name, overrides=short, progress=False)
             for name in ("dumbbell.toml", "dbp_cdma.toml")]
-    runs.append(xlayer.run(_group_over_radio(), progress=False))
+    runs.append(xlayer.run(_udp_group(), progress=False))
     return runs
 
 
-def _group_over_radio() -> dict:
+def _udp_group() -> dict:
     doc = xlayer.load(SCENARIOS / "lossy_link.toml")
     doc["simulation"]["duration"] = "2s"
     doc["group"] = [{"name": "g", "members": [{"node": "h1"}, {"node": "h3"}]}]
