@@ -1,4 +1,4 @@
-"""The `xlayer` command: run, validate, schema, outputs, sweep, store, reproduce, scenarios.
+"""The `xlayer` command: run, validate, schema, outputs, plot, sweep, store, reproduce, scenarios.
 
 Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option,
 an --out folder that is refused or cannot be written) with a one-line message on stderr and no output directory,
@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import _core, api, cli_scenarios, cli_store, outputs_doc, papers, progress, schema_doc
+from .extras import MissingExtraError, require
 from .outdir import MARKER, OutputError, atomic_dir, mark
 from .scenario import OverrideError, ScenarioError, find, parse_value, schema, validate
 from .stats import summarize
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
     except OutputError as e:
         return _fail(f"--out {e}")
-    except (ScenarioError, UsageError, FileNotFoundError, FileExistsError) as e:
+    except (ScenarioError, UsageError, MissingExtraError, FileNotFoundError, FileExistsError) as e:
         return _fail(str(e))
     except KeyboardInterrupt:
         _note("xlayer: interrupted")
@@ -166,6 +167,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--markdown", action="store_true", help="print the Markdown reference instead")
     s.set_defaults(func=_cmd_schema)
 
+    pl = sub.add_parser("plot", help="draw a run's figures (PNG and SVG): cwnd, srtt, queue and "
+                                     "goodput over time, goodput against p95 delay")
+    pl.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of an `xlayer run`")
+    pl.add_argument("--out", help="where the figures go (default RUN_DIR/plots); a new or empty "
+                                  "folder, or a previous plot folder (replaced)")
+    pl.add_argument("--overwrite", action="store_true", help=_OVERWRITE_HELP)
+    pl.set_defaults(func=_cmd_plot)
+
     o = sub.add_parser("outputs", help="print the reference of the output files: every column, "
                                        "series metric and manifest field (docs/outputs.md)")
     o.set_defaults(func=_cmd_outputs)
@@ -256,6 +265,19 @@ def _cmd_schema(args: argparse.Namespace, command: list[str]) -> int:
     return 0
 
 
+def _cmd_plot(args: argparse.Namespace, command: list[str]) -> int:
+    from .plot import PlotError, plot_run
+
+    try:
+        done = plot_run(args.run_dir, args.out, overwrite=args.overwrite)
+    except PlotError as e:
+        raise UsageError(str(e)) from None
+    print(f"wrote {done.out}/ ({', '.join(done.files)}, manifest.json)")
+    for stem, why in done.skipped.items():
+        print(f"skipped {stem}: {why}")
+    return 0
+
+
 def _cmd_outputs(args: argparse.Namespace, command: list[str]) -> int:
     print(outputs_doc.render(), end="")
     return 0
@@ -264,6 +286,7 @@ def _cmd_outputs(args: argparse.Namespace, command: list[str]) -> int:
 def _cmd_reproduce(args: argparse.Namespace, command: list[str]) -> int:
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    require("matplotlib", f"xlayer reproduce {args.paper} (its figures)")
     out = args.out or Path("out") / f"reproduce-{args.paper}"
     failed = papers.reproduce(args.paper, out, quick=args.quick, workers=args.workers)
     print(f"{args.paper}: {failed} check(s) failed; report in {out}/report.md")
