@@ -10,6 +10,7 @@ __all__ = [
     "__version__",
     "check_determinism",
     "jakes_power_samples",
+    "output_columns",
     "schema",
     "uses_randomness",
     "validate",
@@ -62,6 +63,10 @@ def uses_randomness(scenario_json: str, base_dir: Optional[str] = None) -> bool:
 
 def schema() -> str:
     """JSON Schema of the scenario format, as a JSON string."""
+
+def output_columns() -> dict[str, list[dict[str, str]]]:
+    """The flow and link tables' columns in table order, each with name, type, unit,
+    applies_to and meaning (the definitions docs/outputs.md is generated from)."""
 
 def check_determinism(
     scenario_json: str, seed: int, run: int, base_dir: Optional[str] = None

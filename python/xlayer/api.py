@@ -93,6 +93,18 @@ class RunResult:
         write_json(manifest, d / "manifest.json")
         return d
 
+    def plot(self, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Draw this run's figures into `out_dir` as PNG and SVG (as `xlayer plot`):
+        congestion window, smoothed RTT and goodput per flow and queue per link direction
+        over time, and goodput against 95th-percentile delay per flow. Written atomically,
+        by the rules of `to_dir`; figures without data (say, no TCP flow) are skipped and
+        listed in the folder's manifest.json. Needs matplotlib: `pip install 'xlayer[plot]'`.
+        Returns `out_dir`."""
+        from .plot import draw
+
+        manifest = {**self.metadata, "fingerprint": self.fingerprint}
+        return draw(self.flows, self.series, manifest, out_dir, overwrite=overwrite).out
+
     def to_dir(self, out: str | os.PathLike[str], *, overwrite: bool = False,
                **extra: Any) -> Path:
         """Write flows/series/links Parquet, flows.csv and manifest.json into `out`,

@@ -1,4 +1,4 @@
-"""The `xlayer` command: run, validate, schema, sweep, store, reproduce.
+"""The `xlayer` command: run, validate, schema, outputs, plot, sweep, store, reproduce, scenarios.
 
 Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option,
 an --out folder that is refused or cannot be written) with a one-line message on stderr and no output directory,
@@ -24,9 +24,10 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from . import _core, api, cli_store, papers, progress, schema_doc
+from . import _core, api, cli_scenarios, cli_store, outputs_doc, papers, progress, schema_doc
+from .extras import MissingExtraError, require
 from .outdir import MARKER, OutputError, atomic_dir, mark
-from .scenario import (OverrideError, ScenarioError, base_dir, canonical_json, parse_value, schema,
+from .scenario import (OverrideError, ScenarioError, base_dir, canonical_json, find, parse_value, schema,
                        validate)
 from .stats import summarize
 from .sweep import sweep, validate_grid
@@ -48,12 +49,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = list(sys.argv) if argv is None else ["xlayer", *argv]
     try:
         with _sigterm_raises():
+            if getattr(args, "file", None) is not None and not Path(args.file).exists():
+                args.file = str(find(args.file))  # `xlayer run dumbbell`: a shipped scenario
             code = int(args.func(args, command))
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
             return code
     except OutputError as e:
         return _fail(f"--out {e}")
-    except (ScenarioError, UsageError, FileNotFoundError, FileExistsError) as e:
+    except (ScenarioError, UsageError, MissingExtraError, FileNotFoundError, FileExistsError) as e:
         return _fail(str(e))
     except KeyboardInterrupt:
         _note("xlayer: interrupted")
@@ -140,7 +143,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("file", metavar="FILE", help="scenario file (.toml or .json)")
+        sp.add_argument("file", metavar="FILE", help="scenario file (.toml or .json), or the "
+                                                    "name of a shipped one (`xlayer scenarios list`)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="override a scenario value, e.g. link.bottleneck.rate=20Mbps, "
                              "flow.f0.tcp.delayed_ack=true, flow.0.app.rate=64kbps")
@@ -164,6 +168,18 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--markdown", action="store_true", help="print the Markdown reference instead")
     s.set_defaults(func=_cmd_schema)
 
+    pl = sub.add_parser("plot", help="draw a run's figures (PNG and SVG): cwnd, srtt, queue and "
+                                     "goodput over time, goodput against p95 delay")
+    pl.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of an `xlayer run`")
+    pl.add_argument("--out", help="where the figures go (default RUN_DIR/plots); a new or empty "
+                                  "folder, or a previous plot folder (replaced)")
+    pl.add_argument("--overwrite", action="store_true", help=_OVERWRITE_HELP)
+    pl.set_defaults(func=_cmd_plot)
+
+    o = sub.add_parser("outputs", help="print the reference of the output files: every column, "
+                                       "series metric and manifest field (docs/outputs.md)")
+    o.set_defaults(func=_cmd_outputs)
+
     rp = sub.add_parser("reproduce", help="reproduce a paper's experiments and check them")
     rp.add_argument("paper", choices=papers.available(), help="which paper")
     rp.add_argument("--quick", action="store_true", help="a reduced version (minutes, for CI)")
@@ -186,6 +202,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_store.add_sweep_options(w)
     w.set_defaults(func=_cmd_sweep)
     cli_store.add_commands(sub)
+    cli_scenarios.add_commands(sub)
     return p
 
 
@@ -249,9 +266,28 @@ def _cmd_schema(args: argparse.Namespace, command: list[str]) -> int:
     return 0
 
 
+def _cmd_plot(args: argparse.Namespace, command: list[str]) -> int:
+    from .plot import PlotError, plot_run
+
+    try:
+        done = plot_run(args.run_dir, args.out, overwrite=args.overwrite)
+    except PlotError as e:
+        raise UsageError(str(e)) from None
+    print(f"wrote {done.out}/ ({', '.join(done.files)}, manifest.json)")
+    for stem, why in done.skipped.items():
+        print(f"skipped {stem}: {why}")
+    return 0
+
+
+def _cmd_outputs(args: argparse.Namespace, command: list[str]) -> int:
+    print(outputs_doc.render(), end="")
+    return 0
+
+
 def _cmd_reproduce(args: argparse.Namespace, command: list[str]) -> int:
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    require("matplotlib", f"xlayer reproduce {args.paper} (its figures)")
     out = args.out or Path("out") / f"reproduce-{args.paper}"
     failed = papers.reproduce(args.paper, out, quick=args.quick, workers=args.workers)
     print(f"{args.paper}: {failed} check(s) failed; report in {out}/report.md")

@@ -1,9 +1,16 @@
 """Builders for common topologies, returning scenario dicts (the same shape as the TOML
-files; pass them to `xlayer.run` or edit them first)."""
+files; pass them to `xlayer.run` or edit them first), and the ready-made scenario files
+shipped with the package: `shipped("dumbbell")` is its path, `shipped_scenarios()` lists
+them all with a description."""
 
 from __future__ import annotations
 
 from typing import Any, Mapping
+
+from .catalog import ShippedScenario, shipped_scenarios
+from .scenario import shipped
+
+__all__ = ["ShippedScenario", "dumbbell", "shipped", "shipped_scenarios"]
 
 
 def dumbbell(

@@ -126,6 +126,12 @@ fn schema() -> String {
     Scenario::json_schema()
 }
 
+/// The flow and link tables' columns with unit, applies-to and meaning, in table order.
+#[pyfunction]
+fn output_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    report::column_docs(py)
+}
+
 /// Run twice; None if identical, else the first diverging event.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed, run, base_dir=None))]
@@ -187,6 +193,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(uses_randomness, m)?)?;
+    m.add_function(wrap_pyfunction!(output_columns, m)?)?;
     m.add_function(wrap_pyfunction!(check_determinism, m)?)?;
     m.add_function(wrap_pyfunction!(jakes_power_samples, m)?)?;
     Ok(())
