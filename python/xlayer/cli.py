@@ -18,19 +18,23 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from . import _core, api, cli_scenarios, cli_store, outputs_doc, papers, progress, schema_doc
+from . import _core, cli_scenarios, cli_store, native, outputs_doc, papers, progress, schema_doc
 from .extras import MissingExtraError, require
 from .outdir import MARKER, OutputError, atomic_dir, mark
 from .scenario import (OverrideError, ScenarioError, base_dir, canonical_json, find, parse_value, schema,
                        validate)
-from .stats import summarize
-from .sweep import sweep, validate_grid
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas, the sweep machinery and `xlayer.api` are imported where a command needs them:
+# `xlayer run` writes its files straight from the native columns (xlayer.native), and
+# importing pandas would cost it more than a short simulation.
 
 MAX_INDEX = 2**64 - 1  # seeds and run indices are unsigned 64-bit integers
 MAX_RUNS = 1_000_000  # values one --seeds or --runs option may expand to
@@ -304,31 +308,41 @@ def _cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     show = not args.quiet and progress.enabled(None)
     with atomic_dir(out, overwrite=args.overwrite) as stage:
         pcap = stage / "pcap" if args.pcap else None
+        if pcap is not None:
+            pcap.mkdir()
+        label = f"{doc.get('name') or Path(args.file).stem} seed={args.seed} run={args.run}"
         try:
-            res = api.run(doc, args.seed, args.run, pcap_dir=pcap, progress=show)
+            raw = native.simulate(doc, args.seed, args.run, base_dir(args.file),
+                                  pcap_dir=None if pcap is None else str(pcap), progress=show, label=label)
         except ScenarioError as e:  # found only when building the world
             raise _in_file(e, args.file) from None
-        files = list(api.RUN_FILES)
+        files = list(native.RUN_FILES)
         if pcap is not None:
             files += [f"pcap/{p.name}" for p in sorted(pcap.iterdir())]
-        res.write(stage, command=command, files=files, scenario_file=str(args.file),
-                  overrides=parse_sets(args.set))
+        meta = native.metadata(raw, doc, args.seed, args.run)
+        fingerprint = str(raw["fingerprint"])
+        manifest = native.manifest(meta, fingerprint, native.conservation(raw), doc, **{
+            MARKER: mark("run"), "files": files, "command": command, "scenario_file": str(args.file),
+            "overrides": parse_sets(args.set)})
+        native.write_run(raw, manifest, stage)
     if args.quiet:
-        print(f"{res.fingerprint} {out}")
+        print(f"{fingerprint} {out}")
         return 0
     console = Console(highlight=False)
-    console.print(_flow_table(res))
-    m = res.metadata
-    eps = (m["events"] or 0) / max(m["wall_time_s"] or 0.0, 1e-9)
-    console.print(f"fingerprint {res.fingerprint}  seed {m['seed']} run {m['run']}  "
-                  f"{m['events']} events in {m['wall_time_s'] or 0:.2f} s "
+    console.print(_flow_table(raw.get("flows") or {}, meta))
+    eps = (meta["events"] or 0) / max(meta["wall_time_s"] or 0.0, 1e-9)
+    console.print(f"fingerprint {fingerprint}  seed {meta['seed']} run {meta['run']}  "
+                  f"{meta['events']} events in {meta['wall_time_s'] or 0:.2f} s "
                   f"({eps / 1e6:.2f} M events/s)", soft_wrap=True)
-    console.print(f"wrote {out}/ ({', '.join(api.RUN_FILES)}{', pcap/' if args.pcap else ''})",
+    console.print(f"wrote {out}/ ({', '.join(native.RUN_FILES)}{', pcap/' if args.pcap else ''})",
                   soft_wrap=True)
     return 0
 
 
 def _cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
+    from . import api
+    from .sweeps import sweep, validate_grid
+
     _notice_if_deterministic(args)
     if cli_store.wants_store(args):
         return cli_store.cmd_sweep(args, command)
@@ -419,21 +433,23 @@ def _describe(doc: dict[str, Any]) -> str:
 # --- output -----------------------------------------------------------------------------
 
 
-def _num(row: Any, col: str, scale: float = 1.0, fmt: str = "{:.0f}") -> str:
-    v = row.get(col) if hasattr(row, "get") else None
+def _num(row: Mapping[str, Any], col: str, scale: float = 1.0, fmt: str = "{:.0f}") -> str:
+    v = row.get(col)
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     return fmt.format(v * scale)
 
 
-def _flow_table(res: api.RunResult) -> Table:
-    t = Table(title=f"flows ({res.metadata.get('scenario_name') or 'scenario'})")
-    names = [str(n) for n in res.flows.get("name", res.flows.get("flow", pd.Series(dtype=str)))]
+def _flow_table(flows: Mapping[str, list[Any]], meta: Mapping[str, Any]) -> Table:
+    """The run's flows, from the native columns."""
+    t = Table(title=f"flows ({meta.get('scenario_name') or 'scenario'})")
+    names = [str(n) for n in flows.get("name", flows.get("flow", []))]
     t.add_column("flow", no_wrap=True, min_width=max([4, *map(len, names)]))
     t.add_column("protocol", no_wrap=True)
     for head in ("goodput Mb/s", "rx pkts", "lost", "retx", "timeouts", "delay p95 ms"):
         t.add_column(head, justify="right")
-    for name, (_, row) in zip(names, res.flows.iterrows()):
+    rows = [dict(zip(flows, values)) for values in zip(*flows.values())]
+    for name, row in zip(names, rows):
         t.add_row(
             name, str(row.get("protocol", "")),
             _num(row, "goodput_bps", 1e-6, "{:.3f}"), _num(row, "rx_packets"),
@@ -444,6 +460,8 @@ def _flow_table(res: api.RunResult) -> Table:
 
 
 def _sweep_table(df: pd.DataFrame) -> Table:
+    from .stats import summarize
+
     metrics = [m for m in ("goodput_bps", "delay_p95_s") if m in df.columns]
     s = summarize(df, metrics=metrics)
     by = [c for c in s.columns if c not in ("metric", "n", "mean", "std", "ci_low", "ci_high",

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
-import numpy as np
 
 from . import _core
 
@@ -261,7 +260,10 @@ def _canonical(v: Any, path: str, depth: int) -> Any:
         if not math.isfinite(v):
             raise bad(f"{v} is not allowed: JSON and TOML have no NaN or infinity")
         return float(v)
-    if isinstance(v, np.generic):
+    # numpy values can only exist if the caller imported numpy: no import here (it costs
+    # the command line 0.1 s).
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.generic):
         return _canonical(v.item(), path, depth)
     if depth >= MAX_DEPTH:
         raise bad(f"nested too deeply (at most {MAX_DEPTH} levels)")
@@ -272,8 +274,8 @@ def _canonical(v: Any, path: str, depth: int) -> Any:
                 raise bad(f"key {k!r} is not a string; table keys must be strings")
             out[k] = _canonical(x, f"{path}.{k}" if path else k, depth + 1)
         return out
-    if isinstance(v, (list, tuple, np.ndarray)):
-        items = v.tolist() if isinstance(v, np.ndarray) else v
+    if isinstance(v, (list, tuple)) or (np is not None and isinstance(v, np.ndarray)):
+        items = v if isinstance(v, (list, tuple)) else v.tolist()
         return [_canonical(x, f"{path}[{i}]", depth + 1) for i, x in enumerate(items)]
     if isinstance(v, (set, frozenset)):
         raise bad("a set is not allowed (its order depends on PYTHONHASHSEED, and so would "
