@@ -65,9 +65,11 @@ SERIES_METRICS: tuple[Metric, ...] = (
     Metric("throughput_bps", "link direction", "bit/s", "all",
            "Bytes (IP layer, every flow) that came out of the direction at its far end "
            f"{_INTERVAL}, · 8 ÷ the interval's length."),
-    Metric("capacity_bps", "link direction", "bit/s", "trace-driven directions, cdma1x downlinks",
-           f"Bytes the direction could have carried {_INTERVAL}, · 8 ÷ the interval's length; "
-           "absent where the capacity is fixed."),
+    Metric("capacity_bps", "link direction", "bit/s",
+           "trace-driven directions, cdma1x downlinks, shared (proportional-fair) downlinks",
+           f"Bytes the direction could have carried {_INTERVAL}, · 8 ÷ the interval's length; for a "
+           "shared downlink, what the cell would have got through with every receiver backlogged (its "
+           "saturated shadow scheduler on the real channels); absent where the capacity is fixed."),
 )
 
 # manifest.json of `xlayer run` and `RunResult.to_dir` (api.RunResult.manifest).

@@ -278,3 +278,26 @@ fn pf_gives_statistically_identical_receivers_equal_shares() {
     println!("delivered per receiver over 120 s: {per:?}");
     assert!(per.iter().all(|&x| (x as f64 - mean).abs() < 0.05 * mean), "{per:?}");
 }
+
+/// The capacity series: on a fixed channel every slot carries C_max; on a fading channel
+/// a saturated cell (every queue kept full, so the real scheduler is the shadow) gets
+/// through what the capacity says, and the capacity itself varies.
+#[test]
+fn capacity_is_what_a_saturated_cell_gets_through() {
+    use xlayer_sim::link::LinkModel;
+    let mut l = link(config(None, 5), &[7], 1);
+    drive(&mut l, &[7], secs(10), 0, false);
+    let bytes = l.capacity_bytes_between(secs(2), secs(8)).unwrap();
+    assert_eq!(bytes, 6 * 10_000_000 / 8, "C_max = 10 Mb/s in every slot");
+    assert_eq!(l.capacity_bytes_between(secs(8), secs(8)), Some(0));
+
+    let rx = [1, 2, 3];
+    let mut l = link(config(Some((5.0, 20)), 5), &rx, 4);
+    let t = drive(&mut l, &rx, secs(40), 30_000, true);
+    let got: u64 = t.delivered.iter().filter(|(at, _, _)| *at >= secs(10)).map(|(_, p, _)| p.size_bytes as u64).sum();
+    let cap = l.capacity_bytes_between(secs(10), secs(40)).unwrap() as f64;
+    assert!((got as f64 / cap - 1.0).abs() < 0.02, "saturated delivery {got} B vs capacity {cap} B");
+    let per_second: Vec<u64> = (10..40).map(|s| l.capacity_bytes_between(secs(s), secs(s + 1)).unwrap()).collect();
+    let (lo, hi) = (per_second.iter().min().unwrap(), per_second.iter().max().unwrap());
+    assert!(hi > lo, "a fading cell's capacity varies: {lo}..{hi} B per second");
+}

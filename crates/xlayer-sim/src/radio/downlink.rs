@@ -27,6 +27,9 @@ mod margin;
 mod phy;
 mod queue;
 mod saturated;
+
+/// Slots of capacity history kept for the time series (2^16 slots: 109 s at 1.67 ms).
+const CAPACITY_SLOTS: usize = 1 << 16;
 mod spec;
 
 pub use spec::{ClampApSpec, DownlinkSpec, FadingSpec};
@@ -103,6 +106,11 @@ pub struct SharedDownlink {
     gain: Vec<f64>,
     gain_end: Vec<f64>,
     shadow: Saturated,
+    /// The cell's capacity: (slot start, bits the saturated shadow got through in all slots
+    /// up to and including this one), the last CAPACITY_SLOTS slots.
+    capacity: VecDeque<(SimTime, f64)>,
+    /// Bits got through before the oldest slot kept.
+    capacity_base: f64,
     /// Element agents: one per receiver queue, or none.
     agents: Vec<Box<dyn ElementAgent>>,
     /// Index of the next slot boundary to process (its time is `next_slot · slot`).
@@ -148,6 +156,8 @@ impl SharedDownlink {
             gain: vec![0.0; n],
             gain_end: vec![0.0; n],
             shadow: Saturated::new(n, ewma),
+            capacity: VecDeque::new(),
+            capacity_base: 0.0,
             agents: Vec::new(),
             next_slot: 0,
             current: None,
@@ -204,11 +214,21 @@ impl SharedDownlink {
             } else {
                 self.fill_gains(self.warmup_s + t.as_secs_f64(), false);
                 self.end_slot(t);
-                self.shadow.slot(&self.rules, &self.gain, &self.gain_end, &mut self.margins, None);
+                let bits = self.shadow.slot(&self.rules, &self.gain, &self.gain_end, &mut self.margins, None);
+                self.record_capacity(self.slot_time(k - 1), bits);
                 std::mem::swap(&mut self.gain, &mut self.gain_end);
             }
             self.start_slot(t);
             self.next_slot += 1;
+        }
+    }
+
+    fn record_capacity(&mut self, start: SimTime, bits: f64) {
+        let total = self.capacity.back().map_or(self.capacity_base, |&(_, c)| c) + bits;
+        self.capacity.push_back((start, total));
+        if self.capacity.len() > CAPACITY_SLOTS {
+            let (_, c) = self.capacity.pop_front().expect("non-empty");
+            self.capacity_base = c;
         }
     }
 
@@ -363,6 +383,22 @@ impl LinkModel for SharedDownlink {
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
         self.queues.iter().flat_map(|q| q.iter()).for_each(&mut *f);
         self.air.iter().for_each(|(_, p, _)| f(p));
+    }
+
+    /// What a saturated cell would have got through (the shadow scheduler: proportional
+    /// fair over every receiver as if all were backlogged, on the real channels and
+    /// margins) in the slots that started in `[from, to)` and have ended; `None` when
+    /// `from` lies before the slots kept.
+    fn capacity_bytes_between(&self, from: SimTime, to: SimTime) -> Option<u64> {
+        let kept_from = self.capacity.front().map_or(SimTime::ZERO, |&(t, _)| t);
+        if from < kept_from && self.capacity_base > 0.0 {
+            return None;
+        }
+        let through = |t: SimTime| match self.capacity.partition_point(|&(start, _)| start < t) {
+            0 => self.capacity_base,
+            i => self.capacity[i - 1].1,
+        };
+        Some(((through(to) - through(from)) / 8.0).round() as u64)
     }
 
     fn metrics(&self, _now: SimTime) -> LinkMetrics {

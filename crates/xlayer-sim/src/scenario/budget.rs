@@ -24,7 +24,7 @@ const SAMPLE_BYTES: u128 = 8 + 4 + 2 + 8;
 /// rwnd, srtt, rto, bytes in flight).
 const GAUGES_PER_FLOW: u128 = 7;
 /// Metrics of each link direction: queue bytes, queue packets, throughput (and the
-/// capacity of a trace-driven direction).
+/// capacity of a trace-driven direction or of a radio whose capacity varies).
 const METRICS_PER_LINK: u128 = 3;
 /// One route table entry: next link and next node (two u32).
 const ROUTE_BYTES: u128 = 8;
@@ -44,7 +44,8 @@ pub(crate) fn series_bytes(s: &Scenario) -> u128 {
         .sum();
     let series = s.flows.iter().map(|f| f.instances() as u128).sum::<u128>() * GAUGES_PER_FLOW
         + topology::hop_count(s) as u128 * METRICS_PER_LINK
-        + traced as u128;
+        + traced as u128
+        + s.radios.iter().filter(|r| r.model.reports_capacity()).count() as u128;
     samples * series * SAMPLE_BYTES
 }
 

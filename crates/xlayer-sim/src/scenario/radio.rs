@@ -57,6 +57,11 @@ fn default_limit() -> QueueLimit {
 }
 
 impl RadioModel {
+    /// Whether the model reports a `capacity_bps` series (its capacity varies in time).
+    pub fn reports_capacity(&self) -> bool {
+        matches!(self, RadioModel::SharedDownlink(_) | RadioModel::Cdma1x(_))
+    }
+
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
         match self {
             RadioModel::Fifo { queue, .. } => match queue {

@@ -54,7 +54,7 @@ impl Saturated {
         end: &[f64],
         margins: &mut [Margin],
         packet_bytes: Option<u64>,
-    ) {
+    ) -> f64 {
         for (i, u) in self.users.iter_mut().enumerate() {
             u.rate = r.phy.slot_bits(start[i], margins[i].backoff()) / r.phy.slot_s;
         }
@@ -79,6 +79,7 @@ impl Saturated {
             *est += self.ewma * (bps - *est);
         }
         self.norm += self.ewma * (1.0 - self.norm);
+        got.map_or(0.0, |(_, bits)| bits)
     }
 
     /// μ_c of receiver `i`, bits/s (0 before the first slot).
