@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -42,8 +43,14 @@ def test_every_probe_and_flow_point_has_a_scenario_that_validates() -> None:
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path]:
-    out = tmp_path_factory.mktemp("dbp_quick")
-    failed = dbp.reproduce(out, quick=True, workers=2)
+    # From an empty working folder: reproductions find their scenarios in the package.
+    out, empty = tmp_path_factory.mktemp("dbp_quick"), tmp_path_factory.mktemp("elsewhere")
+    here = os.getcwd()
+    os.chdir(empty)
+    try:
+        failed = dbp.reproduce(out, quick=True, workers=2)
+    finally:
+        os.chdir(here)
     return failed, (out / "report.md").read_text(encoding="utf-8"), out
 
 
