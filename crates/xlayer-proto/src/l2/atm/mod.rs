@@ -6,5 +6,6 @@ pub mod aal5;
 pub mod aalx;
 pub mod cell;
 pub mod crc;
+pub mod sar;
 
 pub use cell::{Cell, CellError, CellHeader, HecMode, HecReceiver, Pti, ReceivedHeader};
