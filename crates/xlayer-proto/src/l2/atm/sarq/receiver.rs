@@ -218,10 +218,8 @@ impl SarqReceiver {
         while let Some(Some((first, _, _))) = self.slots.front().map(|s| &s.pdu) {
             let total = usize::from(u16::from_be_bytes([first[1], first[2]])) + 4;
             let n = if total <= first.len() { 1 } else { total.div_ceil(first.len()) };
-            if n as u64 > u64::from(self.cfg.window) {
-                self.retract(1);
-                return true;
-            }
+            // n ≤ 1,490 (16-bit Length, L ≥ 44); an SDU may span more PDUs than the window,
+            // whose bound is on what lies beyond MSN.
             if self.slots.len() < n || self.slots.range(..n).any(|s| s.pdu.is_none()) {
                 return completed;
             }

@@ -91,6 +91,8 @@ pub struct SarqSender {
     /// Transmissions started so far, and the latest one known received (the horizon).
     tx_seq: u64,
     horizon: u64,
+    /// The latest MSN heard: the window slides on it, as the receiver's does.
+    msn: u64,
     held_bytes: u64,
     outcomes: VecDeque<TxOutcome>,
     stats: SarqTxStats,
@@ -133,6 +135,7 @@ impl SarqSender {
             last_report: None,
             tx_seq: 0,
             horizon: 0,
+            msn: 0,
             held_bytes: 0,
             outcomes: VecDeque::new(),
             stats: SarqTxStats::default(),
@@ -154,13 +157,15 @@ impl SarqSender {
     pub fn held_sdus(&self) -> u32 {
         self.sdus.len() as u32
     }
-    /// PDUs sent and not yet released (below the window's upper edge).
+    /// PDUs sent from the latest MSN heard on (what the window bounds).
     pub fn outstanding_pdus(&self) -> u64 {
-        self.next_sn - self.sn_base
+        self.next_sn - self.msn
     }
 
+    /// The receiver accepts SNs below its MSN + window; ours lags it, so this is safe. An
+    /// SDU longer than the window is fine: its acknowledged PDUs are held, not in flight.
     fn window_open(&self) -> bool {
-        self.next_sn < self.sn_base + u64::from(self.cfg.window)
+        self.next_sn < self.msn + u64::from(self.cfg.window)
     }
 
     fn pdu(&self, sn: u64) -> &TxPdu {
@@ -308,6 +313,7 @@ impl SarqSender {
                 self.queue_retx(sn);
             }
         }
+        self.msn = msn;
         self.release(msn);
         self.last_report = Some(pkt);
         if let PduLen::Adaptive { max_i, .. } = self.cfg.pdu_len {
