@@ -18,7 +18,21 @@
 
 use super::SarqConfigError;
 use crate::l2::atm::aalx::pdu_len::{grid_payload_len, MAX_GRID_I};
+use crate::l2::atm::aalx::{cp_arq, CpArqPdu};
+use crate::l2::atm::cell::PAYLOAD_BYTES;
 use std::collections::VecDeque;
+
+/// Cells of a CP-ARQ PDU with `len` payload octets (§2.2: SN, payload, Pad, CRC-16).
+pub(crate) fn pdu_cells(len: usize) -> usize {
+    (len + CpArqPdu::pad_len(len) + cp_arq::OVERHEAD_BYTES) / PAYLOAD_BYTES
+}
+
+/// Cells of an SDU of `bytes` octets (CPCS framing: 4 octets) cut with payload length `l`.
+pub(crate) fn sdu_cells(bytes: u32, l: usize) -> usize {
+    let total = bytes as usize + 4;
+    let full = (total - 1) / l;
+    full * pdu_cells(l) + pdu_cells(total - full * l)
+}
 
 /// How L is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +115,15 @@ impl BerEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cell_counts() {
+        assert_eq!((pdu_cells(44), pdu_cells(45), pdu_cells(140)), (1, 2, 3));
+        // 400 + 4 octets cut at 140: 140, 140, 124 → 3 + 3 + 3 cells.
+        assert_eq!(sdu_cells(400, 140), 9);
+        assert_eq!(sdu_cells(40, 44), 1);
+        assert_eq!(sdu_cells(41, 44), 2);
+    }
 
     #[test]
     fn ber_inverts_the_pdu_error_rate() {

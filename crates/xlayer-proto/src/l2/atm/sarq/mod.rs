@@ -58,9 +58,10 @@
 //!   latest one (cells of a VC stay in order, so that copy was lost). For a first
 //!   transmission every zero qualifies (a later PDU arrived), so first losses follow the
 //!   paper exactly.
-//! - **Window** (§2.2: a 2-octet SN "large enough to support the window size"): at most
-//!   `window` ≤ 2¹⁵ PDUs from the oldest held SN, half the SN space, so that neither end
-//!   can mistake an old SN for a new one.
+//! - **Window** (§2.2: a 2-octet SN "large enough to support the window size"): the
+//!   sender sends SNs below the latest MSN it heard + `window` (≤ 2¹⁵, half the SN
+//!   space); the receiver accepts SNs below its MSN + `window`, which is never less, and
+//!   reads 16-bit SNs within ±2¹⁵ of its MSN. An SDU may span more PDUs than the window.
 //! - **In-order release**: the receiver reassembles CPCS-PDUs in SN order and delivers
 //!   each that passes the CPCS checks; there is no give-up (S-ARQ is reliable, §2.4:
 //!   "the AAL X protocol is reliable"), so [`SduParams::max_retx`](crate::l2::SduParams)

@@ -2,7 +2,7 @@
 //! counter-driven selective repeat (Akyildiz & Joe §2.1–§2.3; the rules as read are in
 //! the [module docs](super)).
 
-use super::len::{BerEstimator, PduLen};
+use super::len::{pdu_cells, sdu_cells, BerEstimator, PduLen};
 use super::{CellPdu, CounterRule, SarqConfig, CONTROL_TAG};
 use crate::l2::atm::aal5;
 use crate::l2::atm::aalx::{control, ControlPacket, CpArqPdu, CpcsPdu};
@@ -96,18 +96,6 @@ pub struct SarqSender {
     held_bytes: u64,
     outcomes: VecDeque<TxOutcome>,
     stats: SarqTxStats,
-}
-
-/// Cells of a PDU with `len` payload octets.
-fn pdu_cells(len: usize) -> usize {
-    (len + CpArqPdu::pad_len(len) + 4) / PAYLOAD_BYTES
-}
-
-/// Cells of an SDU of `bytes` octets cut with payload length `l`.
-fn sdu_cells(bytes: u32, l: usize) -> usize {
-    let total = bytes as usize + 4;
-    let full = (total - 1) / l;
-    full * pdu_cells(l) + pdu_cells(total - full * l)
 }
 
 impl SarqSender {
