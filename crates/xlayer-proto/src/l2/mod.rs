@@ -19,9 +19,9 @@
 //!   [`on_tx_opportunity(bytes)`](LinkEntityTx::on_tx_opportunity). Each call returns at
 //!   most **one** PDU whose [`wire_bytes`](LinkPdu::wire_bytes) (header, payload and
 //!   padding) are at most `bytes`; to fill a larger grant the MAC calls again with what is
-//!   left. The entity decides the PDU size (RLC: fixed, 42 B in Koga et al.; AAL5: one
-//!   53-byte cell; AAL-X: variable) and the order (RLC AM: retransmissions before new
-//!   data). `None` means nothing fits *now*: there may be nothing to send, the next PDU may
+//!   left. The entity decides the PDU size (RLC: fixed, 42 B in Koga et al.; AAL5 and
+//!   AAL-X: one 53-byte cell, the cells of a CPCS-PDU or CP-ARQ PDU back to back) and
+//!   the order (RLC AM and AAL-X: retransmissions before new data). `None` means nothing fits *now*: there may be nothing to send, the next PDU may
 //!   be larger than `bytes`, or the only queued work turned out void (a retransmission of
 //!   an SDU discarded since). A MAC whose opportunities all have the same size may stop
 //!   offering to an entity for the rest of an interval once it has declined.
@@ -57,6 +57,11 @@
 //! reported by more than one of these (an RLC receiver may repeat that an SDU it already
 //! dropped is gone, and an SDU that went up is later [`TxOutcome::Acked`]): the driver
 //! acts on the first report that finds the packet and ignores the rest.
+//!
+//! One exception, inherent to AAL5 (no sequence numbers, no feedback): an SDU none of
+//! whose cells reaches the receiver is never reported by either entity. The driver that
+//! lost the cells knows their SDU ([`atm::entity::CellPdu::sdu`]) and accounts for it (an
+//! AAL5 frame that lost a cell is never delivered).
 //!
 //! # Equal instants
 //!
@@ -131,6 +136,14 @@ pub enum RxDrop {
     /// It was still incomplete when it fell out of the receive window, or a PDU of it
     /// arrived after that.
     OutsideWindow,
+    /// AAL5 (I.363.5): its frame ended (AUU cell) and failed a CPCS check — a cell lost
+    /// or corrupted shows as a CRC-32 or Length error.
+    Aal5(atm::aal5::Aal5Error),
+    /// AAL5: its last (AUU) cell never arrived, so its cells were absorbed into the next
+    /// frame, which cannot pass for it.
+    Merged,
+    /// AAL5: the frame in progress saw no cell for the reassembly timeout.
+    ReassemblyTimeout,
 }
 
 /// An SDU leaving a receiving entity.

@@ -14,6 +14,7 @@
 
 use super::cell::PAYLOAD_BYTES;
 use super::crc::crc32_aal5;
+use super::sar::{SarReceiver, TooManyCells};
 
 /// Octets in the CPCS-PDU trailer.
 pub const TRAILER_BYTES: usize = 8;
@@ -152,41 +153,39 @@ pub fn segment(pdu: &[u8]) -> impl Iterator<Item = ([u8; PAYLOAD_BYTES], bool)> 
 /// at its AUU cell without being buffered further.
 #[derive(Clone, Debug)]
 pub struct Aal5Reassembler {
-    buf: Vec<u8>,
+    sar: SarReceiver,
     max_sdu: usize,
-    /// Cells of the frame in progress, counted past the buffer cap too.
-    cells: usize,
 }
 
 impl Aal5Reassembler {
     /// A reassembler that accepts SDUs of at most `max_sdu` (≤ 65535) octets.
     pub fn new(max_sdu: usize) -> Self {
-        Aal5Reassembler { buf: Vec::new(), max_sdu: max_sdu.min(MAX_SDU_BYTES), cells: 0 }
+        let max_sdu = max_sdu.min(MAX_SDU_BYTES);
+        Aal5Reassembler { sar: SarReceiver::new(cells_for(max_sdu)), max_sdu }
     }
 
     /// Octets buffered for the frame in progress.
     pub fn buffered_bytes(&self) -> usize {
-        self.buf.len()
+        self.sar.buffered_bytes()
+    }
+
+    /// Cells of the frame in progress.
+    pub fn cells(&self) -> usize {
+        self.sar.cells()
+    }
+
+    /// Forget the frame in progress.
+    pub fn clear(&mut self) {
+        self.sar.clear();
     }
 
     /// One cell payload. `Some` when `auu` ends a frame.
     pub fn push(&mut self, payload: &[u8; PAYLOAD_BYTES], auu: bool) -> Option<Result<Aal5Sdu, Aal5Error>> {
-        let max_cells = cells_for(self.max_sdu);
-        self.cells += 1;
-        if self.cells <= max_cells {
-            self.buf.extend_from_slice(payload);
-        }
-        if !auu {
-            return None;
-        }
-        let result = if self.cells > max_cells {
-            Err(Aal5Error::TooManyCells { cells: self.cells, max_cells })
-        } else {
-            decode_pdu(&self.buf, self.max_sdu)
-        };
-        self.buf.clear();
-        self.cells = 0;
-        Some(result)
+        let max_sdu = self.max_sdu;
+        self.sar.push(payload, auu, |unit| match unit {
+            Ok(bytes) => decode_pdu(bytes, max_sdu),
+            Err(TooManyCells { cells, max_cells }) => Err(Aal5Error::TooManyCells { cells, max_cells }),
+        })
     }
 }
 
