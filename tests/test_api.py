@@ -71,7 +71,7 @@ def test_dict_and_path_inputs_agree(dumbbell_run: xlayer.RunResult) -> None:
 
 
 def test_builder_matches_file() -> None:
-    assert xlayer.scenarios.dumbbell(n_flows=4, name="dumbbell") == xlayer.load(DUMBBELL)
+    assert xlayer.scenarios.dumbbell(n_flows=4, name="dumbbell", start_jitter="100ms") == xlayer.load(DUMBBELL)
     doc = xlayer.scenarios.dumbbell(n_flows=2, duration="3s", tcp={"delayed_ack": True})
     res = xlayer.run(doc, progress=False)
     assert len(res.flows) == 2

@@ -93,6 +93,25 @@ def test_sweep_cli(run_cli, tmp_path: Path) -> None:
     assert "goodput" in stdout
 
 
+def test_sweep_notes_seeds_of_a_deterministic_scenario(run_cli, tmp_path: Path) -> None:
+    scen = tmp_path / "fixed.json"
+    scen.write_text(json.dumps(xlayer.scenarios.dumbbell(n_flows=1, duration="1s")))
+    code, _, stderr = run_cli("sweep", scen, "--seeds", "1-3", "--out", tmp_path / "a")
+    assert code == 0, stderr
+    assert "draws no random number" in stderr and "3 seeds give identical runs" in stderr
+    df = pd.read_parquet(tmp_path / "a" / "sweep.parquet")
+    assert df["fingerprint"].nunique() == 1
+    # A random start, one seed, or an override that adds randomness: no note.
+    jitter = tmp_path / "jitter.json"
+    jitter.write_text(json.dumps(xlayer.scenarios.dumbbell(n_flows=1, duration="1s", start_jitter="50ms")))
+    for argv in (["sweep", jitter, "--seeds", "1-2"], ["sweep", scen, "--seeds", "1"],
+                 ["sweep", scen, "--seeds", "1,2", "--set",
+                  "link.bottleneck.loss={model = \"bernoulli\", p = 0.01}"]):
+        code, _, stderr = run_cli(*argv, "--out", tmp_path / "b", "--overwrite")
+        assert code == 0, stderr
+        assert "draws no random number" not in stderr, argv
+
+
 def test_console_script_exit_code(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, "-m", "xlayer.cli", "run", str(tmp_path / "nope.toml"),
                         "--out", str(tmp_path / "o")], capture_output=True, text=True)

@@ -28,7 +28,7 @@ import pytest
 from conftest import LOSSY
 
 import xlayer
-from xlayer import _core, api
+from xlayer import _core, api, native
 from xlayer.outdir import clean_stale, target_path
 from xlayer.pool import run_jobs
 
@@ -270,7 +270,7 @@ def test_pool_reports_a_worker_that_died() -> None:
 def test_chunked_run_equals_one_native_call(scenario: str, monkeypatch: pytest.MonkeyPatch) -> None:
     doc = xlayer.resolve(LOSSY.parent / scenario, {"simulation.duration": "3s"})
     whole = _core.Simulation(xlayer.canonical_json(doc), 4, 1).finish()
-    monkeypatch.setattr(api, "CHUNK_WALL_S", 1e-4)  # many small chunks
+    monkeypatch.setattr(native, "CHUNK_WALL_S", 1e-4)  # many small chunks
     res = xlayer.run(doc, seed=4, run=1, progress=False)
     assert res.fingerprint == whole["fingerprint"]
     assert res.metadata["events"] == whole["events"]

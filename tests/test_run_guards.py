@@ -13,6 +13,7 @@ import pytest
 
 import xlayer
 from conftest import DUMBBELL
+from xlayer.scenario import resolve
 
 
 def _one_line_error(code: int, stderr: str, *needles: str) -> None:
@@ -42,8 +43,11 @@ def test_validate_refuses_what_run_would(run_cli: Any, tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
-# Four flows start at t = 0 in the dumbbell: more than three events at that instant.
-STALL = ("--set", "simulation.max_events_per_instant=3")
+# Four flows start at t = 0 in the dumbbell (its random start offsets fixed to 0 here):
+# more than three events at that instant.
+STALL = ("--set", "simulation.max_events_per_instant=3",
+         *(a for i in range(4) for a in ("--set", f"flow.f{i}.start=0s")))
+ALL_AT_ZERO = {f"flow.f{i}.start": "0s" for i in range(4)}
 
 
 def test_a_stalled_run_is_a_one_line_error_naming_the_component(run_cli: Any, tmp_path: Path) -> None:
@@ -58,8 +62,8 @@ def test_a_stalled_run_is_a_one_line_error_naming_the_component(run_cli: Any, tm
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_stall_inside_sweep_workers_arrives_as_a_scenario_error(workers: int) -> None:
     with pytest.raises(xlayer.ScenarioError) as info:
-        xlayer.sweep(DUMBBELL, {"simulation.max_events_per_instant": [3, 4]}, seeds=[1], workers=workers,
-                     progress=False)
+        xlayer.sweep(resolve(DUMBBELL, ALL_AT_ZERO), {"simulation.max_events_per_instant": [3, 4]}, seeds=[1],
+                     workers=workers, progress=False)
     # Both grid points stall; with two workers either may be reported first. The error
     # names the grid point it came from, and that point's limit.
     assert "simulated time stopped advancing" in str(info.value)

@@ -10,7 +10,9 @@ __all__ = [
     "__version__",
     "check_determinism",
     "jakes_power_samples",
+    "output_columns",
     "schema",
+    "uses_randomness",
     "validate",
 ]
 
@@ -42,6 +44,9 @@ class Simulation:
     def events(self) -> int: ...
     @property
     def scenario_hash(self) -> str: ...
+    @property
+    def uses_randomness(self) -> bool:
+        """Whether the scenario draws any random number (else every seed gives one result)."""
     def advance(self, until_s: float) -> None:
         """Run events up to `until_s` (clamped to the duration). Releases the GIL."""
     def finish(self) -> dict[str, Any]:
@@ -51,8 +56,17 @@ def validate(scenario_json: str, base_dir: Optional[str] = None) -> None:
     """Raise ScenarioError if the scenario is invalid. Relative file paths in it (link
     traces) are read from `base_dir`, else from the working folder."""
 
+def uses_randomness(scenario_json: str, base_dir: Optional[str] = None) -> bool:
+    """Whether the scenario draws any random number (a lossy link, a fading radio, a
+    random start, size, on/off period or arrival); if not, every seed and run give the
+    same result."""
+
 def schema() -> str:
     """JSON Schema of the scenario format, as a JSON string."""
+
+def output_columns() -> dict[str, list[dict[str, str]]]:
+    """The flow and link tables' columns in table order, each with name, type, unit,
+    applies_to and meaning (the definitions docs/outputs.md is generated from)."""
 
 def check_determinism(
     scenario_json: str, seed: int, run: int, base_dir: Optional[str] = None

@@ -2,33 +2,24 @@
 
 from __future__ import annotations
 
-import datetime as _dt
-import functools
 import json
 import os
-import platform
-import subprocess
-import sys
-import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import _core, progress as _progress
+from . import _core, native, progress as _progress
+from .native import (RNG, RUN_FILES, SERIES_COLUMNS, check_index, commit, conserved, metadata, simulate, version,
+                     write_json)
 from .outdir import MARKER, atomic_dir, mark
 from .scenario import ScenarioLike, base_dir as _base_dir, canonical_json, native_errors, resolve
 
-RNG: str = getattr(
-    _core, "RNG_ALGORITHM", "xoshiro256++ seeded via SplitMix64 from (seed, run, stream name)"
-)
-RUN_FILES = ("flows.parquet", "series.parquet", "links.parquet", "flows.csv", "manifest.json")
-SERIES_COLUMNS = ["time_s", "entity", "metric", "value"]
+__all__ = ["RNG", "RUN_FILES", "SERIES_COLUMNS", "RunResult", "check_determinism", "check_index", "commit",
+           "conserved", "metadata", "run", "simulate", "version", "write_json", "write_parquet"]
 
 
 @dataclass(repr=False)
@@ -68,18 +59,7 @@ class RunResult:
 
     def manifest(self, **extra: Any) -> dict[str, Any]:
         """Everything needed to reproduce and identify this run (written as manifest.json)."""
-        return {
-            **self.metadata,
-            "fingerprint": self.fingerprint,
-            "conservation": self.conservation,
-            "command": list(sys.argv),
-            "cwd": os.getcwd(),
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-            "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            **extra,
-            "scenario": self.scenario,
-        }
+        return native.manifest(self.metadata, self.fingerprint, self.conservation, self.scenario, **extra)
 
     def write(self, directory: str | os.PathLike[str], **extra: Any) -> Path:
         """Write the result files into an existing directory (not atomic; see `to_dir`)."""
@@ -92,6 +72,18 @@ class RunResult:
         self.flows.to_csv(d / "flows.csv", index=False)
         write_json(manifest, d / "manifest.json")
         return d
+
+    def plot(self, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+        """Draw this run's figures into `out_dir` as PNG and SVG (as `xlayer plot`):
+        congestion window, smoothed RTT and goodput per flow and queue per link direction
+        over time, and goodput against 95th-percentile delay per flow. Written atomically,
+        by the rules of `to_dir`; figures without data (say, no TCP flow) are skipped and
+        listed in the folder's manifest.json. Needs matplotlib: `pip install 'xlayer[plot]'`.
+        Returns `out_dir`."""
+        from .plot import draw
+
+        manifest = {**self.metadata, "fingerprint": self.fingerprint}
+        return draw(self.flows, self.series, manifest, out_dir, overwrite=overwrite).out
 
     def to_dir(self, out: str | os.PathLike[str], *, overwrite: bool = False,
                **extra: Any) -> Path:
@@ -141,16 +133,6 @@ def run(
     return _result(raw, doc, seed, run)
 
 
-def simulate(doc: Mapping[str, Any], seed: int, run: int, base_dir: str | None = None, *,
-             pcap_dir: str | None = None, progress: bool = False, label: str = "") -> dict[str, Any]:
-    """Run a resolved scenario dict and return the native result as plain columns
-    (what `run` turns into DataFrames; a results store writes it as Arrow directly)."""
-    with native_errors():
-        sim = _core.Simulation(canonical_json(doc), seed, run, pcap_dir, base_dir)
-    with native_errors():  # a run that stalls is the scenario's error too
-        return _drive(sim, progress, label)
-
-
 def check_determinism(
     scenario: ScenarioLike,
     seed: int = 1,
@@ -170,50 +152,6 @@ def check_determinism(
         return _core.check_determinism(canonical_json(doc), seed, run, _base_dir(scenario))
 
 
-def conserved(c: Mapping[str, int]) -> bool:
-    """Whether conservation counters balance: sent + group copies = delivered + dropped
-    + in flight."""
-    sent = c["sent"] + c.get("replicated", 0)
-    return bool(sent == c["delivered"] + c["dropped"] + c["in_flight"])
-
-
-def check_index(what: str, v: Any) -> None:
-    """ValueError unless `v` is a valid seed or run index: an integer in [0, 2^64)."""
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**64:
-        raise ValueError(f"{what} must be an integer in [0, 2^64), got {v!r}")
-
-
-CHUNK_WALL_S = 0.05  # wall time of one native call: how long a Ctrl-C may wait
-
-
-def _drive(sim: Any, show: bool, label: str) -> dict[str, Any]:
-    """Run to the end in native calls of about CHUNK_WALL_S wall time each (so that
-    KeyboardInterrupt and other signal handlers run between them), updating the bar."""
-    dur = float(sim.duration_s)
-    bar = _progress.sim_bar(dur, label) if show else nullcontext(None)
-    with bar as update:
-        _advance_in_chunks(sim, dur, update)
-    result: dict[str, Any] = sim.finish()
-    return result
-
-
-def _advance_in_chunks(
-    sim: Any, dur: float, update: Callable[[float, int], None] | None
-) -> None:
-    """Where a chunk ends does not change the run: events are ordered by time alone."""
-    now, step = 0.0, min(dur, 1e-3)
-    while now < dur:
-        until = min(dur, now + step)
-        t0 = time.perf_counter()
-        sim.advance(until)
-        wall = time.perf_counter() - t0
-        now = until
-        if update is not None:
-            update(sim.now_s, sim.events)
-        step *= min(4.0, max(0.25, CHUNK_WALL_S / wall)) if wall > 0 else 4.0
-        step = max(step, 1e-6)  # always make progress
-
-
 def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) -> RunResult:
     series = pd.DataFrame(raw.get("series") or {c: [] for c in SERIES_COLUMNS})
     return RunResult(
@@ -222,64 +160,9 @@ def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) ->
         series=series,
         fingerprint=str(raw["fingerprint"]),
         metadata=metadata(raw, doc, seed, run),
-        conservation={k: int(v) for k, v in dict(raw.get("conservation") or {}).items()},
+        conservation=native.conservation(raw),
         scenario=doc,
     )
-
-
-def metadata(raw: Mapping[str, Any], doc: Mapping[str, Any], seed: int, run: int) -> dict[str, Any]:
-    """A run's provenance: version, commit, seed, run, RNG, scenario name and hash, events, times."""
-    return {
-        "version": version(),
-        "commit": commit(),
-        "seed": seed,
-        "run": run,
-        "rng": RNG,
-        "scenario_name": doc.get("name", ""),
-        "scenario_hash": raw.get("scenario_hash"),
-        "events": raw.get("events"),
-        "sim_time_s": raw.get("sim_time_s"),
-        "wall_time_s": raw.get("wall_time_s"),
-    }
-
-
-# --- provenance -------------------------------------------------------------------------
-
-
-def version() -> str:
-    return str(getattr(_core, "__version__", "unknown"))
-
-
-@functools.lru_cache(maxsize=1)
-def commit() -> str | None:
-    """Git commit of this build: recorded in the native module when it was built from a
-    checkout (`-dirty` for local changes, see crates/xlayer-py/build.rs), else by the
-    installer, else `git rev-parse HEAD` of the checkout the package lives in, else None."""
-    built = getattr(_core, "__commit__", None)
-    if built:
-        return str(built)
-    try:
-        info = json.loads(distribution("xlayer").read_text("direct_url.json") or "{}")
-        vcs = info.get("vcs_info", {}).get("commit_id")
-        if vcs:
-            return str(vcs)
-    except (PackageNotFoundError, ValueError, OSError):
-        pass
-    return _git_head(Path(__file__).resolve().parent)
-
-
-def _git_head(where: Path) -> str | None:
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", "-C", str(where), *args], capture_output=True, text=True, timeout=10, check=True
-        ).stdout.strip()
-
-    try:
-        head = git("rev-parse", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + ("-dirty" if dirty else "") if head else None
 
 
 # --- files ------------------------------------------------------------------------------
@@ -293,5 +176,3 @@ def write_parquet(df: pd.DataFrame, path: Path, meta: Mapping[str, Any]) -> None
     pq.write_table(table.replace_schema_metadata(kv), path, compression="zstd")
 
 
-def write_json(obj: Any, path: Path) -> None:
-    path.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")

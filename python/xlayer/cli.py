@@ -1,4 +1,4 @@
-"""The `xlayer` command: run, validate, schema, sweep, store, reproduce.
+"""The `xlayer` command: run, validate, schema, outputs, plot, sweep, store, reproduce, scenarios.
 
 Exit codes: 0 success, 1 a reproduction's check failed, 2 bad input (scenario error, missing file, bad option,
 an --out folder that is refused or cannot be written) with a one-line message on stderr and no output directory,
@@ -18,17 +18,23 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from . import _core, api, cli_store, papers, progress, schema_doc
+from . import _core, cli_scenarios, cli_store, native, outputs_doc, papers, progress, schema_doc
+from .extras import MissingExtraError, require
 from .outdir import MARKER, OutputError, atomic_dir, mark
-from .scenario import OverrideError, ScenarioError, parse_value, schema, validate
-from .stats import summarize
-from .sweep import sweep, validate_grid
+from .scenario import (OverrideError, ScenarioError, base_dir, canonical_json, find, parse_value, schema,
+                       validate)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas, the sweep machinery and `xlayer.api` are imported where a command needs them:
+# `xlayer run` writes its files straight from the native columns (xlayer.native), and
+# importing pandas would cost it more than a short simulation.
 
 MAX_INDEX = 2**64 - 1  # seeds and run indices are unsigned 64-bit integers
 MAX_RUNS = 1_000_000  # values one --seeds or --runs option may expand to
@@ -47,12 +53,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = list(sys.argv) if argv is None else ["xlayer", *argv]
     try:
         with _sigterm_raises():
+            if getattr(args, "file", None) is not None and not Path(args.file).exists():
+                args.file = str(find(args.file))  # `xlayer run dumbbell`: a shipped scenario
             code = int(args.func(args, command))
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
             return code
     except OutputError as e:
         return _fail(f"--out {e}")
-    except (ScenarioError, UsageError, FileNotFoundError, FileExistsError) as e:
+    except (ScenarioError, UsageError, MissingExtraError, FileNotFoundError, FileExistsError) as e:
         return _fail(str(e))
     except KeyboardInterrupt:
         _note("xlayer: interrupted")
@@ -139,7 +147,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("file", metavar="FILE", help="scenario file (.toml or .json)")
+        sp.add_argument("file", metavar="FILE", help="scenario file (.toml or .json), or the "
+                                                    "name of a shipped one (`xlayer scenarios list`)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="override a scenario value, e.g. link.bottleneck.rate=20Mbps, "
                              "flow.f0.tcp.delayed_ack=true, flow.0.app.rate=64kbps")
@@ -163,6 +172,18 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--markdown", action="store_true", help="print the Markdown reference instead")
     s.set_defaults(func=_cmd_schema)
 
+    pl = sub.add_parser("plot", help="draw a run's figures (PNG and SVG): cwnd, srtt, queue and "
+                                     "goodput over time, goodput against p95 delay")
+    pl.add_argument("run_dir", metavar="RUN_DIR", help="the --out folder of an `xlayer run`")
+    pl.add_argument("--out", help="where the figures go (default RUN_DIR/plots); a new or empty "
+                                  "folder, or a previous plot folder (replaced)")
+    pl.add_argument("--overwrite", action="store_true", help=_OVERWRITE_HELP)
+    pl.set_defaults(func=_cmd_plot)
+
+    o = sub.add_parser("outputs", help="print the reference of the output files: every column, "
+                                       "series metric and manifest field (docs/outputs.md)")
+    o.set_defaults(func=_cmd_outputs)
+
     rp = sub.add_parser("reproduce", help="reproduce a paper's experiments and check them")
     rp.add_argument("paper", choices=papers.available(), help="which paper")
     rp.add_argument("--quick", action="store_true", help="a reduced version (minutes, for CI)")
@@ -185,6 +206,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_store.add_sweep_options(w)
     w.set_defaults(func=_cmd_sweep)
     cli_store.add_commands(sub)
+    cli_scenarios.add_commands(sub)
     return p
 
 
@@ -248,9 +270,28 @@ def _cmd_schema(args: argparse.Namespace, command: list[str]) -> int:
     return 0
 
 
+def _cmd_plot(args: argparse.Namespace, command: list[str]) -> int:
+    from .plot import PlotError, plot_run
+
+    try:
+        done = plot_run(args.run_dir, args.out, overwrite=args.overwrite)
+    except PlotError as e:
+        raise UsageError(str(e)) from None
+    print(f"wrote {done.out}/ ({', '.join(done.files)}, manifest.json)")
+    for stem, why in done.skipped.items():
+        print(f"skipped {stem}: {why}")
+    return 0
+
+
+def _cmd_outputs(args: argparse.Namespace, command: list[str]) -> int:
+    print(outputs_doc.render(), end="")
+    return 0
+
+
 def _cmd_reproduce(args: argparse.Namespace, command: list[str]) -> int:
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    require("matplotlib", f"xlayer reproduce {args.paper} (its figures)")
     out = args.out or Path("out") / f"reproduce-{args.paper}"
     failed = papers.reproduce(args.paper, out, quick=args.quick, workers=args.workers)
     print(f"{args.paper}: {failed} check(s) failed; report in {out}/report.md")
@@ -267,31 +308,42 @@ def _cmd_run(args: argparse.Namespace, command: list[str]) -> int:
     show = not args.quiet and progress.enabled(None)
     with atomic_dir(out, overwrite=args.overwrite) as stage:
         pcap = stage / "pcap" if args.pcap else None
+        if pcap is not None:
+            pcap.mkdir()
+        label = f"{doc.get('name') or Path(args.file).stem} seed={args.seed} run={args.run}"
         try:
-            res = api.run(doc, args.seed, args.run, pcap_dir=pcap, progress=show)
+            raw = native.simulate(doc, args.seed, args.run, base_dir(args.file),
+                                  pcap_dir=None if pcap is None else str(pcap), progress=show, label=label)
         except ScenarioError as e:  # found only when building the world
             raise _in_file(e, args.file) from None
-        files = list(api.RUN_FILES)
+        files = list(native.RUN_FILES)
         if pcap is not None:
             files += [f"pcap/{p.name}" for p in sorted(pcap.iterdir())]
-        res.write(stage, command=command, files=files, scenario_file=str(args.file),
-                  overrides=parse_sets(args.set))
+        meta = native.metadata(raw, doc, args.seed, args.run)
+        fingerprint = str(raw["fingerprint"])
+        manifest = native.manifest(meta, fingerprint, native.conservation(raw), doc, **{
+            MARKER: mark("run"), "files": files, "command": command, "scenario_file": str(args.file),
+            "overrides": parse_sets(args.set)})
+        native.write_run(raw, manifest, stage)
     if args.quiet:
-        print(f"{res.fingerprint} {out}")
+        print(f"{fingerprint} {out}")
         return 0
     console = Console(highlight=False)
-    console.print(_flow_table(res))
-    m = res.metadata
-    eps = (m["events"] or 0) / max(m["wall_time_s"] or 0.0, 1e-9)
-    console.print(f"fingerprint {res.fingerprint}  seed {m['seed']} run {m['run']}  "
-                  f"{m['events']} events in {m['wall_time_s'] or 0:.2f} s "
+    console.print(_flow_table(raw.get("flows") or {}, meta))
+    eps = (meta["events"] or 0) / max(meta["wall_time_s"] or 0.0, 1e-9)
+    console.print(f"fingerprint {fingerprint}  seed {meta['seed']} run {meta['run']}  "
+                  f"{meta['events']} events in {meta['wall_time_s'] or 0:.2f} s "
                   f"({eps / 1e6:.2f} M events/s)", soft_wrap=True)
-    console.print(f"wrote {out}/ ({', '.join(api.RUN_FILES)}{', pcap/' if args.pcap else ''})",
+    console.print(f"wrote {out}/ ({', '.join(native.RUN_FILES)}{', pcap/' if args.pcap else ''})",
                   soft_wrap=True)
     return 0
 
 
 def _cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
+    from . import api
+    from .sweeps import sweep, validate_grid
+
+    _notice_if_deterministic(args)
     if cli_store.wants_store(args):
         return cli_store.cmd_sweep(args, command)
     grid = parse_grid(args.grid)
@@ -335,6 +387,27 @@ def _cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
     return 0
 
 
+def _notice_if_deterministic(args: argparse.Namespace) -> None:
+    """One line on stderr when several seeds were asked for but no run of the sweep draws
+    a random number, so every seed gives the same result. A run draws one if its
+    scenario does with the --set overrides and any one --grid value applied."""
+    try:
+        seeds = parse_ints(args.seeds or "1", "seeds")
+        if len(seeds) < 2:
+            return
+        sets = parse_sets(args.set)
+        variants = [sets] + [{**sets, path: v} for path, values in parse_grid(args.grid).items()
+                             for v in values]
+        for overrides in variants:
+            doc = validate(args.file, overrides)
+            if _core.uses_randomness(canonical_json(doc), base_dir(args.file)):
+                return
+    except Exception:  # the command itself reports what is wrong with its input
+        return
+    _note(f"xlayer: note: {args.file} draws no random number (no lossy link, fading radio or "
+          f"random start/size/period/arrival), so its {len(seeds)} seeds give identical runs")
+
+
 def _validated(args: argparse.Namespace) -> dict[str, Any]:
     try:
         return validate(args.file, parse_sets(args.set))
@@ -360,21 +433,23 @@ def _describe(doc: dict[str, Any]) -> str:
 # --- output -----------------------------------------------------------------------------
 
 
-def _num(row: Any, col: str, scale: float = 1.0, fmt: str = "{:.0f}") -> str:
-    v = row.get(col) if hasattr(row, "get") else None
+def _num(row: Mapping[str, Any], col: str, scale: float = 1.0, fmt: str = "{:.0f}") -> str:
+    v = row.get(col)
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     return fmt.format(v * scale)
 
 
-def _flow_table(res: api.RunResult) -> Table:
-    t = Table(title=f"flows ({res.metadata.get('scenario_name') or 'scenario'})")
-    names = [str(n) for n in res.flows.get("name", res.flows.get("flow", pd.Series(dtype=str)))]
+def _flow_table(flows: Mapping[str, list[Any]], meta: Mapping[str, Any]) -> Table:
+    """The run's flows, from the native columns."""
+    t = Table(title=f"flows ({meta.get('scenario_name') or 'scenario'})")
+    names = [str(n) for n in flows.get("name", flows.get("flow", []))]
     t.add_column("flow", no_wrap=True, min_width=max([4, *map(len, names)]))
     t.add_column("protocol", no_wrap=True)
     for head in ("goodput Mb/s", "rx pkts", "lost", "retx", "timeouts", "delay p95 ms"):
         t.add_column(head, justify="right")
-    for name, (_, row) in zip(names, res.flows.iterrows()):
+    rows = [dict(zip(flows, values)) for values in zip(*flows.values())]
+    for name, row in zip(names, rows):
         t.add_row(
             name, str(row.get("protocol", "")),
             _num(row, "goodput_bps", 1e-6, "{:.3f}"), _num(row, "rx_packets"),
@@ -385,6 +460,8 @@ def _flow_table(res: api.RunResult) -> Table:
 
 
 def _sweep_table(df: pd.DataFrame) -> Table:
+    from .stats import summarize
+
     metrics = [m for m in ("goodput_bps", "delay_p95_s") if m in df.columns]
     s = summarize(df, metrics=metrics)
     by = [c for c in s.columns if c not in ("metric", "n", "mean", "std", "ci_low", "ci_high",

@@ -72,7 +72,7 @@ def cmd_sweep(args: argparse.Namespace, command: list[str]) -> int:
     from .cli import UsageError, parse_grid, parse_ints, parse_sets
     from .executors import Dask
     from .plan import Plan, is_plan_file, load_plan
-    from .sweep import sweep
+    from .sweeps import sweep
 
     if args.out is not None or args.overwrite:
         raise UsageError("--out is for sweeps held in memory; with a store the results are the "

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from . import progress as _progress
-from .api import simulate
+from .native import simulate
 from .pool import stream
 from .scenario import ScenarioError
 from .store import Store, encode

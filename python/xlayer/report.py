@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .extras import require
 from .outdir import MARKER, atomic_dir, mark
 from .stats import summarize
 
@@ -34,6 +35,7 @@ def report(store: Any, out: str | os.PathLike[str], by: str, metric: str, *, pla
     `--out` of `xlayer run`) and return the path of report.md."""
     from .store import Store
 
+    require("matplotlib", "xlayer report (its plots)")
     st = store if isinstance(store, Store) else Store(store, create=False)
     if fmt not in ("png", "svg"):
         raise ReportError(f"--format must be png or svg, got {fmt!r}")

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Union
 
-import numpy as np
 
 from . import _core
 
@@ -261,7 +260,10 @@ def _canonical(v: Any, path: str, depth: int) -> Any:
         if not math.isfinite(v):
             raise bad(f"{v} is not allowed: JSON and TOML have no NaN or infinity")
         return float(v)
-    if isinstance(v, np.generic):
+    # numpy values can only exist if the caller imported numpy: no import here (it costs
+    # the command line 0.1 s).
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(v, np.generic):
         return _canonical(v.item(), path, depth)
     if depth >= MAX_DEPTH:
         raise bad(f"nested too deeply (at most {MAX_DEPTH} levels)")
@@ -272,8 +274,8 @@ def _canonical(v: Any, path: str, depth: int) -> Any:
                 raise bad(f"key {k!r} is not a string; table keys must be strings")
             out[k] = _canonical(x, f"{path}.{k}" if path else k, depth + 1)
         return out
-    if isinstance(v, (list, tuple, np.ndarray)):
-        items = v.tolist() if isinstance(v, np.ndarray) else v
+    if isinstance(v, (list, tuple)) or (np is not None and isinstance(v, np.ndarray)):
+        items = v if isinstance(v, (list, tuple)) else v.tolist()
         return [_canonical(x, f"{path}[{i}]", depth + 1) for i, x in enumerate(items)]
     if isinstance(v, (set, frozenset)):
         raise bad("a set is not allowed (its order depends on PYTHONHASHSEED, and so would "
@@ -341,15 +343,50 @@ def schema() -> dict[str, Any]:
     return result
 
 
+# The ready-made scenarios, inside the package: in a checkout (and an editable install) a
+# symlink to the repository's scenarios/, in a wheel a copy of it (see pyproject.toml).
+SHIPPED_DIR = Path(__file__).resolve().parent / "scenarios_data"
+
+
+def shipped_names() -> list[str]:
+    """Names (file stems) of the ready-made scenarios, sorted: `dumbbell`, `koga_fig1`, ..."""
+    return sorted(p.stem for p in SHIPPED_DIR.glob("*.toml"))
+
+
 def shipped(name: str) -> Path:
-    """Path of a ready-made scenario from the repository's `scenarios/` folder, e.g.
-    `shipped("koga_fig1.toml")`: beside the package in a checkout or editable install,
-    else under the working directory (a wheel installed and run from the repository)."""
-    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
-        path = root / "scenarios" / name
-        if path.exists():
-            return path
+    """Path of a ready-made scenario shipped with the package, by name with or without
+    `.toml`: `shipped("koga_fig1")` or `shipped("koga_fig1.toml")`. Works from any
+    working folder; `xlayer scenarios list` shows them all."""
+    path = _shipped_file(name)
+    if path is not None:
+        return path
+    known = ", ".join(shipped_names()) or f"none (no {SHIPPED_DIR})"
     raise ScenarioNotFoundError(
-        f"scenario file not found: scenarios/{name} (run from the xlayer repository, "
-        "or install it with `pip install -e .`)"
+        f"no shipped scenario named `{name}`; shipped scenarios: {known}"
     )
+
+
+def find(file: str | os.PathLike[str]) -> Path:
+    """The scenario a command-line FILE names: that file if it exists, else a shipped
+    scenario of that name (`xlayer run dumbbell`), else ScenarioNotFoundError."""
+    path = Path(file)
+    if path.exists():
+        return path
+    text = os.fspath(file)
+    found = _shipped_file(text)
+    if found is not None:
+        return found
+    hint = ""
+    if path.name == text and path.suffix in ("", ".toml"):
+        hint = (f" (nor the name of a shipped scenario: {', '.join(shipped_names())}; "
+                "see `xlayer scenarios list`)")
+    raise ScenarioNotFoundError(f"scenario file not found: {text}{hint}")
+
+
+def _shipped_file(name: str) -> Path | None:
+    """The shipped file `name` or `name.toml` (a bare name, no folders), if there is one."""
+    stem = name[:-5] if name.endswith(".toml") else name
+    if not stem or Path(stem).name != stem or stem in (".", ".."):
+        return None
+    path = SHIPPED_DIR / f"{stem}.toml"
+    return path.resolve() if path.is_file() else None

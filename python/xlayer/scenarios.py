@@ -1,9 +1,16 @@
 """Builders for common topologies, returning scenario dicts (the same shape as the TOML
-files; pass them to `xlayer.run` or edit them first)."""
+files; pass them to `xlayer.run` or edit them first), and the ready-made scenario files
+shipped with the package: `shipped("dumbbell")` is its path, `shipped_scenarios()` lists
+them all with a description."""
 
 from __future__ import annotations
 
 from typing import Any, Mapping
+
+from .catalog import ShippedScenario, shipped_scenarios
+from .scenario import shipped
+
+__all__ = ["ShippedScenario", "dumbbell", "shipped", "shipped_scenarios"]
 
 
 def dumbbell(
@@ -17,12 +24,15 @@ def dumbbell(
     tcp: Mapping[str, Any] | None = None,
     *,
     name: str | None = None,
+    start_jitter: str | None = None,
 ) -> dict[str, Any]:
     """A dumbbell: senders s0..s{n-1} -> router r0 -> link "bottleneck" -> r1 -> receivers
     d0..d{n-1}, with one TCP bulk flow f{i} from s{i} to d{i}.
 
     `queue` is the drop-tail limit of the bottleneck (access links keep the default);
     `tcp` is a [flow.tcp] table applied to every flow, e.g. {"delayed_ack": True}.
+    `start_jitter` (e.g. "100ms") starts each flow at a uniformly random instant in
+    [0, start_jitter] instead of at 0 (the shipped scenarios/dumbbell.toml uses "100ms").
     """
     if n_flows < 1:
         raise ValueError(f"n_flows must be at least 1, got {n_flows}")
@@ -38,6 +48,8 @@ def dumbbell(
     for i in range(n_flows):
         flow: dict[str, Any] = {"name": f"f{i}", "protocol": "tcp", "src": f"s{i}",
                                 "dst": f"d{i}", "app": {"kind": "bulk"}}
+        if start_jitter is not None:
+            flow["start"] = {"dist": "uniform", "low": "0s", "high": start_jitter}
         if tcp:
             flow["tcp"] = dict(tcp)
         flows.append(flow)

@@ -1,6 +1,9 @@
 //! Applications over UDP: a constant-bit-rate source and the sink that receives it.
 //! (Bulk and file applications over TCP are [`TcpSource`](crate::tcp::TcpSource) and
-//! [`TcpSink`](crate::tcp::TcpSink).)
+//! [`TcpSink`](crate::tcp::TcpSink).) [`OnOff`] turns any source's traffic on and off.
+
+mod onoff;
+pub use onoff::{OnOff, PeriodFn};
 
 use crate::endpoint::{AppCommand, Endpoint, Transmit};
 use crate::packet::{Dir, Packet, Transport, UdpHeader, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
@@ -8,7 +11,9 @@ use crate::time::{SimDur, SimTime};
 
 /// A constant-bit-rate source: one `packet_bytes` IP packet every `interval`, from
 /// `start` until (excluding) `stop`. It knows its own schedule, so application commands
-/// are ignored.
+/// are ignored, unless it was made [`commanded`](Self::commanded): then `Stop` pauses it
+/// and `Start` resumes it (at once, or when the interval since the last packet is up,
+/// whichever is later), within the same `[start, stop)`.
 #[derive(Clone, Debug)]
 pub struct CbrSource {
     /// IP packet size, headers included.
@@ -18,17 +23,34 @@ pub struct CbrSource {
     stop_at: SimTime,
     /// Sequence number of the next datagram.
     pub next_seq: u64,
+    /// Application commands pause and resume it.
+    commanded: bool,
+    paused: bool,
 }
 
 impl CbrSource {
     pub fn new(packet_bytes: u32, interval: SimDur, start: SimTime, stop: SimTime) -> Self {
         debug_assert!(packet_bytes >= IPV4_HEADER_BYTES + UDP_HEADER_BYTES);
-        CbrSource { packet_bytes, interval, next_at: start, stop_at: stop, next_seq: 0 }
+        CbrSource {
+            packet_bytes,
+            interval,
+            next_at: start,
+            stop_at: stop,
+            next_seq: 0,
+            commanded: false,
+            paused: false,
+        }
+    }
+
+    /// Let `Stop` pause and `Start` resume the schedule (for on/off sources).
+    pub fn commanded(mut self) -> Self {
+        self.commanded = true;
+        self
     }
 
     /// Datagram sequence number due at `now`, if any.
     pub fn poll_send(&mut self, now: SimTime) -> Option<u64> {
-        if now < self.next_at || self.next_at >= self.stop_at {
+        if self.paused || now < self.next_at || self.next_at >= self.stop_at {
             return None;
         }
         self.next_at += self.interval;
@@ -55,11 +77,20 @@ impl Endpoint for CbrSource {
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        (self.next_at < self.stop_at).then_some(self.next_at)
+        (!self.paused && self.next_at < self.stop_at).then_some(self.next_at)
     }
 
-    /// Start and stop are part of the schedule given at construction.
-    fn command(&mut self, _now: SimTime, _cmd: AppCommand) {}
+    /// Start and stop are part of the schedule given at construction; a commanded
+    /// source also pauses on `Stop` and resumes on `Start`.
+    fn command(&mut self, now: SimTime, cmd: AppCommand) {
+        if !self.commanded {
+            return;
+        }
+        self.paused = cmd == AppCommand::Stop;
+        if !self.paused {
+            self.next_at = self.next_at.max(now);
+        }
+    }
 }
 
 /// Interval between CBR packets: packet_bytes·8 / rate, to the nanosecond.
@@ -175,6 +206,22 @@ mod tests {
         );
         assert_eq!(s.poll_transmit(SimTime::ZERO), None, "one per interval");
         assert_eq!(s.poll_timeout(), Some(SimTime(10_000_000)));
+    }
+
+    #[test]
+    fn commanded_cbr_pauses_and_resumes() {
+        let ms = |m| SimTime::ZERO + SimDur::from_millis(m);
+        let mut s = CbrSource::new(260, SimDur::from_millis(10), SimTime::ZERO, ms(1_000)).commanded();
+        s.command(ms(0), AppCommand::Start);
+        assert!(s.poll_transmit(ms(0)).is_some());
+        s.command(ms(5), AppCommand::Stop);
+        assert_eq!((s.poll_timeout(), s.poll_transmit(ms(10))), (None, None), "paused");
+        s.command(ms(12), AppCommand::Start);
+        assert_eq!(s.poll_timeout(), Some(ms(12)), "resumes at once: the interval is up");
+        assert!(s.poll_transmit(ms(12)).is_some());
+        s.command(ms(13), AppCommand::Stop);
+        s.command(ms(14), AppCommand::Start);
+        assert_eq!(s.poll_timeout(), Some(ms(22)), "never faster than the rate");
     }
 
     fn datagram(seq: u64, sent_ms: u64) -> Packet {

@@ -70,6 +70,11 @@ impl Simulation {
     fn scenario_hash(&self) -> &str {
         &self.scenario_hash
     }
+    /// Whether the scenario draws any random number (else every seed gives one result).
+    #[getter]
+    fn uses_randomness(&self) -> PyResult<bool> {
+        Ok(self.world()?.uses_randomness())
+    }
 
     /// Run events up to `until_s` (clamped to the duration). Releases the GIL.
     fn advance(&mut self, py: Python<'_>, until_s: f64) -> PyResult<()> {
@@ -105,10 +110,26 @@ fn validate(scenario_json: &str, base_dir: Option<PathBuf>) -> PyResult<()> {
     parse(scenario_json, base_dir.as_deref()).map(|_| ())
 }
 
+/// Whether the scenario draws any random number (a lossy link, a fading radio, a random
+/// start, size, on/off period or arrival); when it does not, every seed and run give the
+/// same result. Builds the world once (seed 1, run 0) without running it.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, base_dir=None))]
+fn uses_randomness(scenario_json: &str, base_dir: Option<PathBuf>) -> PyResult<bool> {
+    let s = parse(scenario_json, base_dir.as_deref())?;
+    Ok(xlayer_sim::build(&s, 1, 0, None).map_err(scenario_error)?.uses_randomness())
+}
+
 /// JSON Schema of the scenario format, as a JSON string.
 #[pyfunction]
 fn schema() -> String {
     Scenario::json_schema()
+}
+
+/// The flow and link tables' columns with unit, applies-to and meaning, in table order.
+#[pyfunction]
+fn output_columns(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    report::column_docs(py)
 }
 
 /// Run twice; None if identical, else the first diverging event.
@@ -171,6 +192,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(uses_randomness, m)?)?;
+    m.add_function(wrap_pyfunction!(output_columns, m)?)?;
     m.add_function(wrap_pyfunction!(check_determinism, m)?)?;
     m.add_function(wrap_pyfunction!(jakes_power_samples, m)?)?;
     Ok(())

@@ -44,6 +44,29 @@ pub fn to_dict<'py>(py: Python<'py>, r: &RunReport, wall_time_s: f64) -> PyResul
     Ok(d)
 }
 
+/// The flow and link tables' columns with their definitions, from the same list that
+/// builds the tables: {"flows": [...], "links": [...]}, each column a dict with `name`,
+/// `type`, `unit`, `applies_to` and `meaning` (docs/outputs.md is generated from it).
+pub fn column_docs(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for (table, docs) in [("flows", FlowRow::column_docs()), ("links", LinkRow::column_docs())] {
+        let columns = docs
+            .into_iter()
+            .map(|(name, type_name, doc)| {
+                let d = PyDict::new(py);
+                d.set_item("name", name)?;
+                d.set_item("type", type_name)?;
+                d.set_item("unit", doc.unit)?;
+                d.set_item("applies_to", doc.applies_to)?;
+                d.set_item("meaning", doc.meaning)?;
+                Ok(d)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        out.set_item(table, columns)?;
+    }
+    Ok(out)
+}
+
 pub fn divergence_to_dict<'py>(py: Python<'py>, d: &Divergence) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("index", d.index)?;

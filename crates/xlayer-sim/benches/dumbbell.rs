@@ -6,7 +6,7 @@
 //! Run: `cargo bench -p xlayer-sim --bench dumbbell` (add `-- quick` for 10 s runs,
 //! `-- once [FLOWS] [probes]` for a single run, by default of one flow with probes off,
 //! e.g. under a profiler; add `sack` to run the flows with SACK-based recovery, RFC 6675,
-//! and `cubic` for CUBIC, RFC 9438).
+//! `cubic` for CUBIC, RFC 9438, and `dbp` to replace TCP by the reliable UDP under DBP).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -25,6 +25,9 @@ fn measure(flows: usize, output: &str, duration: &str, repeats: usize) -> (f64, 
         let bulk = "app = { kind = \"bulk\" }\n";
         toml = toml.replace(bulk, &format!("{bulk}tcp = {{ {} }}\n", tcp.join(", ")));
         assert!(toml.contains("tcp = {"), "the dumbbell's flows changed shape");
+    }
+    if arg("dbp") {
+        toml = toml.replace("protocol = \"tcp\"", "protocol = \"rudp\"");
     }
     let s = Scenario::from_toml(&toml).unwrap();
     let mut best = f64::INFINITY;

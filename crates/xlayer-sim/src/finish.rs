@@ -2,7 +2,7 @@
 
 use crate::engine::Stall;
 use crate::link::LinkModel;
-use crate::stats::{FlowRow, FlowStats, LinkRow, RunReport};
+use crate::stats::{report_secs, report_secs_f64, FlowRow, FlowStats, LinkRow, RunReport};
 use crate::world::World;
 use xlayer_proto::{Dir, Packet, SimTime};
 
@@ -29,7 +29,7 @@ impl std::fmt::Display for FinishError {
 impl std::error::Error for FinishError {}
 
 fn secs(t: Option<SimTime>) -> Option<f64> {
-    t.map(SimTime::as_secs_f64)
+    t.map(|t| report_secs(t.0))
 }
 
 impl World {
@@ -72,20 +72,24 @@ impl World {
         for (i, in_flight) in per_flow_in_flight.into_iter().enumerate() {
             self.flow_rows(i, in_flight, &mut flows);
         }
-        let duration = self.end.as_secs_f64();
+        // After the warm-up, if there is one (`stats/warmup.rs`).
+        let duration = report_secs(self.end.since(self.counted_from()).0);
         let end = self.end;
         let links = self
             .links
             .iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(i, l)| {
                 let m = l.model.metrics(end);
+                let (p0, b0) = self.warmup_base.as_ref().map_or((0, 0), |b| b.link_tx(i));
+                let tx_bytes = m.tx_bytes.saturating_sub(b0);
                 LinkRow {
                     link: l.link.clone(),
                     direction: l.direction.clone(),
                     rate_bps: m.rate_bps as u64,
-                    tx_packets: m.tx_packets,
-                    tx_bytes: m.tx_bytes,
-                    utilization: m.tx_bytes as f64 * 8.0 / (m.rate_bps * duration),
+                    tx_packets: m.tx_packets.saturating_sub(p0),
+                    tx_bytes,
+                    utilization: tx_bytes as f64 * 8.0 / (m.rate_bps * duration),
                     drops: l.drops,
                     queue_packets_at_end: m.queue_packets,
                 }
@@ -100,7 +104,7 @@ impl World {
             entities,
             fingerprint: self.fingerprint.0,
             events: self.events,
-            sim_time_s: self.now.as_secs_f64(),
+            sim_time_s: report_secs(self.now.0),
             scenario_hash: self.scenario_hash.clone(),
             conservation: c,
         })
@@ -112,19 +116,23 @@ impl World {
         let f = &self.flows[i];
         let group = f.dst.is_group();
         let mut session = f.stats.clone();
+        // Endpoint counters since the warm-up's end (`stats/warmup.rs`).
+        let base = self.warmup_base.as_ref();
+        let since = |e: u32, name: &str, v: u64| v.saturating_sub(base.map_or(0, |b| b.counter(e as usize, name)));
         let mut counters = Counters::default();
-        self.endpoints[f.sender as usize].ep.counters(&mut |name, v| counters.add(name, v));
+        self.endpoints[f.sender as usize].ep.counters(&mut |name, v| counters.add(name, since(f.sender, name, v)));
         let mut app_rx_bytes = 0;
         let mut per_receiver = Vec::new();
-        for &(node, e) in &f.receivers {
-            let e = &self.endpoints[e as usize];
+        for &(node, index) in &f.receivers {
+            let e = &self.endpoints[index as usize];
             session.merge_receiver(&e.stats);
             let mut own = Counters::default();
             e.ep.counters(&mut |name, v| {
-                counters.add(name, v);
-                own.add(name, v);
+                counters.add(name, since(index, name, v));
+                own.add(name, since(index, name, v));
             });
-            app_rx_bytes += e.ep.app_delivered_bytes();
+            let app_bytes = e.ep.app_delivered_bytes().saturating_sub(base.map_or(0, |b| b.app_bytes(index as usize)));
+            app_rx_bytes += app_bytes;
             if group {
                 let mut rx =
                     FlowStats { tx_packets: session.tx_packets, tx_bytes: session.tx_bytes, ..FlowStats::default() };
@@ -132,7 +140,7 @@ impl World {
                 rx.last_tx = f.stats.last_tx;
                 rx.merge_receiver(&e.stats);
                 let name = self.nodes[node as usize].name.clone();
-                per_receiver.push((name, rx, own, e.ep.app_delivered_bytes()));
+                per_receiver.push((name, rx, own, app_bytes));
             }
         }
         let receiver = if group { "*".to_string() } else { self.node_name(f.dst.0) };
@@ -156,11 +164,11 @@ impl World {
         in_flight: u64,
     ) -> FlowRow {
         let f = &self.flows[i];
-        let ns = |v: Option<u64>| v.map(|x| x as f64 * 1e-9);
+        let ns = |v: Option<u64>| v.map(report_secs);
         let n = s.delay.count();
-        let jitter_mean_s = (n > 1).then(|| s.jitter_sum_ns as f64 / (n - 1) as f64 * 1e-9);
+        let jitter_mean_s = (n > 1).then(|| report_secs_f64(s.jitter_sum_ns as f64 / (n - 1) as f64));
         let active_end = s.completed_at.unwrap_or(f.stop.min(self.end));
-        let active = active_end.since(f.start).as_secs_f64();
+        let active = report_secs(active_end.since(f.start.max(self.counted_from())).0);
         let dst = match f.dst.group_index() {
             Some(g) => self.groups.all[g as usize].name.clone(),
             None => self.node_name(f.dst.0),
@@ -186,7 +194,7 @@ impl World {
             last_tx_s: secs(s.last_tx),
             first_rx_s: secs(s.first_rx),
             last_rx_s: secs(s.last_rx),
-            delay_mean_s: s.delay.mean_ns().map(|x| x * 1e-9),
+            delay_mean_s: s.delay.mean_ns().map(report_secs_f64),
             delay_p50_s: ns(s.delay.quantile_ns(0.50)),
             delay_p95_s: ns(s.delay.quantile_ns(0.95)),
             delay_p99_s: ns(s.delay.quantile_ns(0.99)),
@@ -197,7 +205,7 @@ impl World {
             retransmissions: c.get("retransmissions"),
             timeouts: c.get("timeouts"),
             fast_retransmits: c.get("fast_retransmits"),
-            completion_time_s: f.app_bytes.and(s.completed_at).map(|t| t.since(f.start).as_secs_f64()),
+            completion_time_s: f.app_bytes.and(s.completed_at).map(|t| report_secs(t.since(f.start).0)),
             reordered_packets: c.get("reordered_packets"),
             late_packets: c.get("late_packets"),
             late_reordered_packets: c.get("late_reordered_packets"),

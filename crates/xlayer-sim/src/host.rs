@@ -100,7 +100,8 @@ impl World {
             stats: FlowStats::default(),
             app_bytes_at_sample: 0,
         });
-        if f.start < self.end {
+        // A start drawn at or after the stop: the flow never starts.
+        if f.start < self.end && f.start < f.stop {
             self.queue.push(Lane::Timers, f.start, Event::Start { flow });
         }
         if f.stop < self.end {

@@ -45,6 +45,8 @@ pub(crate) enum Event {
         node: u32,
     },
     Sample,
+    /// `output.warmup` ends: the tables start counting (`stats/warmup.rs`).
+    Warmup,
 }
 
 /// One event's identity, kept only by the determinism checker.
@@ -83,6 +85,10 @@ pub struct World {
     pub(crate) digests: Option<Vec<EventDigest>>,
     pub(crate) watchdog: Watchdog,
     pub(crate) scenario_hash: String,
+    /// Some component draws random numbers, so the seed and run matter.
+    pub(crate) uses_randomness: bool,
+    /// Counters as they stood when `output.warmup` ended (`None`: no warm-up, or not yet).
+    pub(crate) warmup_base: Option<crate::stats::warmup::WarmupBase>,
     /// Reused by every drive, so the hot path does not allocate.
     pub(crate) outbox: Vec<Transmit>,
 }
@@ -102,6 +108,12 @@ impl World {
     }
     pub fn scenario_hash(&self) -> &str {
         &self.scenario_hash
+    }
+    /// Whether any component draws random numbers (a lossy link, a fading or
+    /// error-prone radio, a random start, size, on/off period or arrival). When none
+    /// does, every seed and run gives the same result.
+    pub fn uses_randomness(&self) -> bool {
+        self.uses_randomness
     }
     /// The id of the node with this name (for `add_flow`).
     pub fn node(&self, name: &str) -> Option<u32> {
@@ -142,6 +154,7 @@ impl World {
                 Event::Join { group, node } => self.groups.join(group, node, &self.routes),
                 Event::Leave { group, node } => self.groups.leave(group, node, &self.routes),
                 Event::Sample => self.sample(),
+                Event::Warmup => self.end_warmup(),
             }
         }
         self.now = self.now.max(limit);
@@ -151,9 +164,10 @@ impl World {
     /// versions (links: `LinkRt::fingerprint_id`; endpoints: `EndpointRt::fingerprint_id`),
     /// so fingerprints stay comparable across refactors. Time-series samples only read
     /// state, so they stay out: the fingerprint covers what was simulated, not what was
-    /// recorded, and does not change with `output.series_interval`.
+    /// recorded, and does not change with `output.series_interval`; nor does the end of
+    /// the warm-up (`output.warmup`).
     fn note(&mut self, ev: &Event) {
-        if matches!(ev, Event::Sample) {
+        if matches!(ev, Event::Sample | Event::Warmup) {
             return;
         }
         let (kind, id, component, packet) = match *ev {
@@ -164,7 +178,7 @@ impl World {
             Event::Wake { endpoint } => ("wake", self.endpoints[endpoint as usize].fingerprint_id, endpoint, 0),
             Event::Start { flow } => ("start", 5 | (flow as u64) << 8, flow, 0),
             Event::Stop { flow } => ("stop", 6 | (flow as u64) << 8, flow, 0),
-            Event::Sample => unreachable!("samples are not fingerprinted"),
+            Event::Sample | Event::Warmup => unreachable!("samples and the warm-up's end are not fingerprinted"),
             Event::Join { group, node } => ("join", 9 | (group as u64) << 8 | (node as u64) << 32, group, 0),
             Event::Leave { group, node } => ("leave", 10 | (group as u64) << 8 | (node as u64) << 32, group, 0),
         };

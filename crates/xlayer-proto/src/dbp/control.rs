@@ -103,6 +103,8 @@ pub struct Dbp {
     srtt: Option<f64>,
     direction: Direction,
     last_adjust: SimTime,
+    /// One smoothed RTT after `last_adjust` (kept, not recomputed: it is read per packet).
+    next_adjust: Option<SimTime>,
     /// Epoch peaks, newest first.
     peaks: VecDeque<f64>,
     adjustments: u64,
@@ -115,6 +117,7 @@ impl Dbp {
             srtt: None,
             direction: Direction::Up,
             last_adjust: SimTime::ZERO,
+            next_adjust: None,
             peaks: VecDeque::new(),
             adjustments: 0,
             cfg,
@@ -125,11 +128,16 @@ impl Dbp {
         let r = rtt.as_secs_f64();
         let g = self.cfg.rtt_gain;
         self.srtt = Some(self.srtt.map_or(r, |s| (1.0 - g) * s + g * r));
+        self.update_next_adjust();
+    }
+
+    fn update_next_adjust(&mut self) {
+        self.next_adjust = self.srtt.map(|s| self.last_adjust + SimDur::from_secs_f64(s));
     }
 
     /// When the next adjustment is due: one smoothed RTT after the previous one.
     pub fn next_adjust(&self) -> Option<SimTime> {
-        self.srtt.map(|s| self.last_adjust + SimDur::from_secs_f64(s))
+        self.next_adjust
     }
 
     /// Adjusts the rate if an RTT has passed since the last adjustment.
@@ -139,6 +147,7 @@ impl Dbp {
             return;
         }
         self.last_adjust = now;
+        self.update_next_adjust();
         self.adjustments += 1;
         let signal = srtt.max(sig.oldest_unacked_age.as_secs_f64());
         // Fig. 5: the hysteresis loop; inside the band the direction is kept.

@@ -349,7 +349,11 @@ impl Endpoint for RudpSender {
             RateControl::Dbp(d) if self.active && !self.finished() => d.next_adjust(),
             _ => None,
         };
-        [send, self.rto_at, adjust].into_iter().flatten().min()
+        let earliest = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        earliest(earliest(send, self.rto_at), adjust)
     }
 
     fn command(&mut self, now: SimTime, cmd: AppCommand) {

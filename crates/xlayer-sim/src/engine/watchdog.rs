@@ -94,7 +94,7 @@ impl World {
             Event::Wake { endpoint } => Component::Endpoint(endpoint),
             Event::Start { flow } | Event::Stop { flow } => Component::Flow(flow),
             Event::Join { group, .. } | Event::Leave { group, .. } => Component::Group(group),
-            Event::Sample => Component::Sampler,
+            Event::Sample | Event::Warmup => Component::Sampler,
         };
         let w = &mut self.watchdog;
         *w.tally.entry(c).or_default() += 1;

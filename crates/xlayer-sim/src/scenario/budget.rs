@@ -42,8 +42,9 @@ pub(crate) fn series_bytes(s: &Scenario) -> u128 {
         .filter_map(|l| l.trace.as_ref())
         .map(|t| t.a_to_b.is_some() as usize + t.b_to_a.is_some() as usize)
         .sum();
-    let series =
-        s.flows.len() as u128 * GAUGES_PER_FLOW + topology::hop_count(s) as u128 * METRICS_PER_LINK + traced as u128;
+    let series = s.flows.iter().map(|f| f.instances() as u128).sum::<u128>() * GAUGES_PER_FLOW
+        + topology::hop_count(s) as u128 * METRICS_PER_LINK
+        + traced as u128;
     samples * series * SAMPLE_BYTES
 }
 
@@ -89,7 +90,7 @@ pub(crate) fn check(s: &Scenario, nodes: &HashMap<&str, u32>) -> Result<(), Scen
     if series > budget {
         let what = format!(
             "the time series ({} flows and {} link directions, every {} for {})",
-            s.flows.len(),
+            s.flows.iter().map(|f| f.instances()).sum::<usize>(),
             topology::hop_count(s),
             s.output.series_interval,
             s.simulation.duration

@@ -1,7 +1,8 @@
 //! Turn a validated scenario into a ready-to-run world: nodes, links (wired, traced,
 //! radio) with their routes, groups, and the flows the registry makes.
 
-use super::registry::{self, FlowPlace};
+use super::expand;
+use super::registry;
 use super::schema::*;
 use super::topology;
 use super::units::QueueLimit;
@@ -14,10 +15,9 @@ use crate::net::{Group, Groups, LinkRt, NodeRt, MANY_INPUTS};
 use crate::stats::{Conservation, Series};
 use crate::trace::pcap::PcapWriter;
 use crate::world::{Event, World};
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use xlayer_proto::{Addr, SimDur, SimTime};
+use xlayer_proto::{SimDur, SimTime};
 
 /// Fingerprint tags of link wake-ups, by family (see `LinkRt::fingerprint_id`).
 const WIRED_TAG: u64 = 1;
@@ -75,6 +75,8 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         }
     }
     let mut radio_links = Vec::with_capacity(s.radios.len());
+    // A radio model that asks for a stream draws from it (fading, block errors).
+    let radio_draws = std::cell::Cell::new(false);
     for (i, r) in s.radios.iter().enumerate() {
         let from = index(&r.from);
         let receivers: Vec<u32> = r.to.iter().map(|n| index(n)).collect();
@@ -85,7 +87,10 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
             links.push(link_rt(&r.name, direction, AnyLink::Wired(up), WIRED_TAG, wired));
             wired += 1;
         }
-        let stream = |purpose: &str| stream(seed, run, &format!("radio:{}:{purpose}", r.name));
+        let stream = |purpose: &str| {
+            radio_draws.set(true);
+            stream(seed, run, &format!("radio:{}:{purpose}", r.name))
+        };
         let ctx = LinkContext { index: i, receivers: &receivers, stream: &stream };
         let mut rt = link_rt(&r.name, "downlink".into(), registry::radio_link(&r.model, &ctx), RADIO_TAG, i as u32);
         rt.entity = r.name.clone();
@@ -141,31 +146,27 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         digests: None,
         watchdog: Default::default(),
         scenario_hash: s.hash(),
+        warmup_base: None,
+        uses_randomness: radio_draws.get() || s.links.iter().any(|l| l.loss.is_some()),
         outbox: Vec::new(),
     };
     if let Some(limit) = s.simulation.max_events_per_instant {
         world.set_instant_event_limit(limit);
     }
     for (i, f) in s.flows.iter().enumerate() {
-        world.add_flow(registry::flow_setup(f, i, place(s, &nodes, f)));
+        let flows = expand::expand(s, &nodes, f, i, seed, run)?;
+        world.uses_randomness |= flows.random;
+        for place in flows.places {
+            world.add_flow(registry::flow_setup(f, place));
+        }
     }
     if series_interval.is_some() {
         world.queue.push(Lane::Timers, SimTime::ZERO, Event::Sample);
     }
+    if let Some(w) = s.output.warmup.map(|d| SimTime::ZERO + d.0).filter(|&t| t > SimTime::ZERO) {
+        world.queue.push(Lane::Timers, w, Event::Warmup);
+    }
     Ok(world)
-}
-
-/// Resolve a flow's ends (validation has checked that packets get there and back).
-fn place(s: &Scenario, nodes: &HashMap<&str, u32>, f: &FlowSpec) -> FlowPlace {
-    let index = |name: &str| nodes[name];
-    let dst = match s.group(&f.dst) {
-        Some(g) => Addr::group(g as u32),
-        None => Addr(index(&f.dst)),
-    };
-    let receivers = topology::receiver_names(s, f).into_iter().map(index).collect();
-    let start = SimTime::ZERO + f.start.map_or(SimDur::ZERO, |d| d.0);
-    let stop = f.stop.map_or(SimTime::MAX, |d| SimTime::ZERO + d.0);
-    FlowPlace { src: index(&f.src), dst, receivers, start, stop }
 }
 
 fn link_rt(link: &str, direction: String, model: AnyLink, tag: u64, component: u32) -> LinkRt {

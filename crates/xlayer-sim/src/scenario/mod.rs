@@ -3,6 +3,8 @@
 
 mod budget;
 mod builder;
+pub mod dist;
+mod expand;
 pub mod radio;
 mod registry;
 pub mod rudp;
@@ -13,6 +15,7 @@ mod validate;
 
 pub use budget::DEFAULT_MEMORY_BUDGET_BYTES;
 pub use builder::build;
+pub use dist::{Cdf, SizeDist, SizeSpec, TimeDist, TimeSpec};
 pub use schema::*;
 
 use sha2::{Digest, Sha256};
@@ -92,6 +95,12 @@ impl Scenario {
                 Err(e) => h.update(format!("\ntrace error {e}").as_bytes()),
             }
         }
+        for path in self.flows.iter().filter_map(|f| f.file_size()?.file()) {
+            match std::fs::read(self.resolve(path)) {
+                Ok(bytes) => h.update(format!("\ncdf {:x}", Sha256::digest(bytes)).as_bytes()),
+                Err(e) => h.update(format!("\ncdf error {e}").as_bytes()),
+            }
+        }
         h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
@@ -102,12 +111,23 @@ impl Scenario {
 
     /// Read a trace file named in the scenario (relative to `base_dir`).
     pub fn load_trace(&self, path: &str) -> Result<crate::link::trace::Trace, String> {
+        crate::link::trace::Trace::load(self.resolve(path))
+    }
+
+    /// Read an empirical CDF file named in the scenario (relative to `base_dir`).
+    pub fn load_cdf(&self, path: &str) -> Result<Cdf, String> {
+        let full = self.resolve(path);
+        let text = std::fs::read_to_string(&full).map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+        Cdf::parse(&text).map_err(|e| format!("{}: {e}", full.display()))
+    }
+
+    /// A path named in the scenario, relative paths resolved against `base_dir`.
+    fn resolve(&self, path: &str) -> std::path::PathBuf {
         let p = std::path::Path::new(path);
-        let full = match &self.base_dir {
+        match &self.base_dir {
             Some(dir) if p.is_relative() => dir.join(p),
             _ => p.to_path_buf(),
-        };
-        crate::link::trace::Trace::load(&full)
+        }
     }
 
     /// Read a scenario file (TOML, or JSON if it ends in `.json`); relative paths in it

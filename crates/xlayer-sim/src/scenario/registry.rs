@@ -9,14 +9,16 @@ use crate::host::FlowSetup;
 use crate::link::{AnyLink, LinkContext};
 use crate::radio::fifo::FifoRadio;
 use xlayer_proto::agents::{ClampAgent, ClampConfig, FixedWindow, KogaAgent, KogaConfig, WindowAgent};
-use xlayer_proto::app::{cbr_interval, CbrSource, UdpSink};
+use xlayer_proto::app::{cbr_interval, CbrSource, OnOff, PeriodFn, UdpSink};
 use xlayer_proto::dbp::{ControlConfig, DbpConfig, RudpConfig, RudpReceiver, RudpSender};
 use xlayer_proto::endpoint::Endpoint;
 use xlayer_proto::tcp::{CcKind, TcpConfig, TcpSink, TcpSource};
 use xlayer_proto::{Addr, SimTime, TrafficClass};
 
-/// Where a flow runs, resolved to node ids by the builder.
+/// One flow as the builder resolved it: its name, its ends as node ids, and what was
+/// drawn for it (`scenario/expand.rs`).
 pub(crate) struct FlowPlace {
+    pub name: String,
     pub src: u32,
     /// A node, or a group address.
     pub dst: Addr,
@@ -24,9 +26,13 @@ pub(crate) struct FlowPlace {
     pub receivers: Vec<u32>,
     pub start: SimTime,
     pub stop: SimTime,
+    /// A file application's size.
+    pub file_bytes: Option<u64>,
+    /// An on/off source's period draws (on, off).
+    pub on_off: Option<(PeriodFn, PeriodFn)>,
 }
 
-pub(crate) fn flow_setup(f: &FlowSpec, index: usize, at: FlowPlace) -> FlowSetup {
+pub(crate) fn flow_setup(f: &FlowSpec, at: FlowPlace) -> FlowSetup {
     let class = match (f.class, &f.app) {
         (Some(ClassSpec::Realtime), _) | (None, AppSpec::Cbr { .. }) => TrafficClass::RealTime,
         _ => TrafficClass::BestEffort,
@@ -43,33 +49,33 @@ pub(crate) fn flow_setup(f: &FlowSpec, index: usize, at: FlowPlace) -> FlowSetup
             let bytes = packet_size.0 as u32;
             let interval = cbr_interval(bytes, rate.0);
             let src = CbrSource::new(bytes, interval, at.start, at.stop);
+            // An on/off source pauses and resumes the CBR schedule by command.
+            let src = if at.on_off.is_some() { src.commanded() } else { src };
             let sinks = (0..n).map(|_| Box::new(UdpSink::new(deadline.map(|d| d.0))) as Box<dyn Endpoint>).collect();
             ("udp", Box::new(src), sinks, None, Some(bytes as f64 * 8.0 / interval.as_secs_f64()))
         }
         (Protocol::Tcp, app @ (AppSpec::Bulk {} | AppSpec::File { .. })) => {
             let spec = f.tcp.clone().unwrap_or_default();
             let cfg = tcp_config(&spec);
-            let app_bytes = match app {
-                AppSpec::File { size } => Some(size.0),
-                _ => None,
-            };
+            let app_bytes = at.file_bytes.filter(|_| matches!(app, AppSpec::File { .. }));
             let sinks =
                 (0..n).map(|_| Box::new(TcpSink::new(&cfg, window_agent(&spec, &cfg))) as Box<dyn Endpoint>).collect();
             ("tcp", Box::new(TcpSource::new(&cfg, app_bytes)), sinks, app_bytes, None)
         }
         (Protocol::Rudp, app @ (AppSpec::Bulk {} | AppSpec::File { .. })) => {
             let cfg = rudp_config(&f.rudp.clone().unwrap_or_default());
-            let app_bytes = match app {
-                AppSpec::File { size } => Some(size.0),
-                _ => None,
-            };
+            let app_bytes = at.file_bytes.filter(|_| matches!(app, AppSpec::File { .. }));
             let sinks = (0..n).map(|_| Box::new(RudpReceiver::new(cfg.reliable)) as Box<dyn Endpoint>).collect();
             ("rudp", Box::new(RudpSender::new(cfg, app_bytes)), sinks, app_bytes, None)
         }
         _ => unreachable!("validation pairs protocols with applications"),
     };
+    let sender = match at.on_off {
+        Some((on, off)) => Box::new(OnOff::new(sender, on, off)),
+        None => sender,
+    };
     FlowSetup {
-        name: f.resolved_name(index),
+        name: at.name,
         protocol,
         class,
         src: at.src,

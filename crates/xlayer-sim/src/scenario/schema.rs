@@ -2,6 +2,7 @@
 //! deserialize into these types; unknown fields are rejected; every field documents its
 //! default. `xlayer schema` exports it as JSON Schema.
 
+use super::dist::{SizeSpec, TimeSpec};
 use super::units::{Bytes, Duration, QueueLimit, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -96,11 +97,23 @@ pub struct Output {
     /// it. Default: "1073741824B" (1 GiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_budget: Option<Bytes>,
+    /// Warm-up left out of the flow and link tables: every count, rate and delay there
+    /// covers only the time after it (rates divide by the time after it); the time
+    /// series keep the whole run, and a file's completion time is still measured from
+    /// its start. Shorter than `simulation.duration`. Default: "0s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Duration>,
 }
 
 impl Default for Output {
     fn default() -> Self {
-        Output { flows: true, series_interval: default_series_interval(), pcap_links: vec![], memory_budget: None }
+        Output {
+            flows: true,
+            series_interval: default_series_interval(),
+            pcap_links: vec![],
+            memory_budget: None,
+            warmup: None,
+        }
     }
 }
 
@@ -246,12 +259,33 @@ pub struct FlowSpec {
     pub dst: String,
     /// What the application sends. Required.
     pub app: AppSpec,
-    /// When the application starts. Default: "0s".
+    /// When the application starts: a duration ("2s") or a distribution
+    /// (`{ dist = "uniform", low = "0s", high = "100ms" }`), drawn once per run from the
+    /// stream `flow:<name>:start`. A drawn start at or after `stop` (or the end of the
+    /// run) means the flow never starts. Default: "0s".
     #[serde(default)]
-    pub start: Option<Duration>,
-    /// When the application stops offering data (bulk and CBR). Default: end of run.
+    pub start: Option<TimeSpec>,
+    /// When the application stops offering data (bulk and CBR); after every value
+    /// `start` can take. Default: end of run.
     #[serde(default)]
     pub stop: Option<Duration>,
+    /// On/off source (bulk TCP, bulk reliable UDP, CBR): from `start`, the application
+    /// offers traffic for an on period, then nothing for an off period, and so on until
+    /// `stop`. Periods are drawn from the streams `flow:<name>:on` and `flow:<name>:off`.
+    /// Default: always on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_off: Option<OnOffSpec>,
+    /// Arrival process of a short-flow workload (file applications only): the flow
+    /// expands into `count` flows `<name>#0` … `<name>#<count-1>` between the same
+    /// hosts, the k-th starting at start + A_0 + … + A_k with the gaps A drawn from this
+    /// distribution (stream `flow:<name>:arrivals`; exponential gaps make a Poisson
+    /// process) and its own file size drawn from `app.size` (stream `flow:<name>:size`).
+    /// Requires `count`. Default: none (one flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<TimeSpec>,
+    /// Number of flows the arrival process makes, 1 to 100000. Only with `arrivals`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
     /// TCP parameters (only for protocol = "tcp"). Default: see each field.
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
@@ -264,6 +298,17 @@ pub struct FlowSpec {
     /// applications, "best_effort" otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<ClassSpec>,
+}
+
+/// The periods of an on/off source. Each is a duration or a distribution; fixed values
+/// must be greater than 0s (so must a uniform's `high`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffSpec {
+    /// Length of each on period. Required.
+    pub on: TimeSpec,
+    /// Length of each off period. Required.
+    pub off: TimeSpec,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -281,8 +326,9 @@ pub enum AppSpec {
     Bulk {},
     /// Sends `size` bytes once and records the completion time (TCP and reliable UDP).
     File {
-        /// Bytes to transfer.
-        size: Bytes,
+        /// Bytes to transfer: a size ("1MB") or a distribution (exponential, pareto,
+        /// bounded_pareto, empirical), drawn from the stream `flow:<name>:size`.
+        size: SizeSpec,
     },
     /// Constant bit rate: one `packet_size` packet every packet_size/rate (UDP only).
     Cbr {

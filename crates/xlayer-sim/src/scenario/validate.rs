@@ -1,8 +1,9 @@
 //! Checks serde cannot express: names resolve, values are in range, protocol and
 //! application agree.
 
+use super::dist::{SizeSpec, TimeDist, TimeSpec};
 use super::schema::*;
-use super::units::QueueLimit;
+use super::units::{Duration, QueueLimit};
 use super::ScenarioError;
 use super::{budget, topology};
 use crate::net::Routes;
@@ -60,7 +61,26 @@ impl FlowSpec {
     pub fn resolved_name(&self, index: usize) -> String {
         self.name.clone().unwrap_or_else(|| format!("flow{index}"))
     }
+
+    /// Flows it expands into: `count` with an arrival process, else 1.
+    pub fn instances(&self) -> usize {
+        match self.arrivals {
+            Some(_) => self.count.unwrap_or(1) as usize,
+            None => 1,
+        }
+    }
+
+    /// A file application's size.
+    pub fn file_size(&self) -> Option<&SizeSpec> {
+        match &self.app {
+            AppSpec::File { size } => Some(size),
+            _ => None,
+        }
+    }
 }
+
+/// Most flows an arrival process may expand into.
+pub const MAX_ARRIVALS: u32 = 100_000;
 
 impl Scenario {
     /// Every check the build relies on: passing means `build` starts (short of I/O
@@ -93,6 +113,12 @@ impl Scenario {
         }
         if self.output.memory_budget.is_some_and(|b| b.0 == 0) {
             return Err(ScenarioError::at("output.memory_budget", "must be at least 1B"));
+        }
+        if self.output.warmup.is_some_and(|w| w.0 >= self.simulation.duration.0) {
+            return Err(ScenarioError::at(
+                "output.warmup",
+                format!("must be shorter than simulation.duration ({})", self.simulation.duration),
+            ));
         }
         if self.nodes.is_empty() {
             return Err(ScenarioError::at("node", "a scenario needs at least one node"));
@@ -215,12 +241,7 @@ impl Scenario {
         if f.src == f.dst {
             return Err(ScenarioError::at(at("dst"), "must differ from src"));
         }
-        let start = f.start.map_or(0, |d| d.0 .0);
-        if let Some(stop) = f.stop {
-            if stop.0 .0 <= start {
-                return Err(ScenarioError::at(at("stop"), "must be after start"));
-            }
-        }
+        self.validate_draws(i, f)?;
         match (f.protocol, &f.app) {
             (Protocol::Tcp, AppSpec::Cbr { .. }) => {
                 return Err(ScenarioError::at(
@@ -238,9 +259,6 @@ impl Scenario {
                 at("app.kind"),
                 "reliable-UDP flows take \"bulk\" or \"file\" (a constant-rate probe is rudp.control = \"constant\")",
             )),
-            (_, AppSpec::File { size }) if size.0 == 0 => {
-                return Err(ScenarioError::at(at("app.size"), "must be at least 1B"))
-            }
             (_, AppSpec::Cbr { packet_size, .. }) => {
                 let min = (IPV4_HEADER_BYTES + UDP_HEADER_BYTES) as u64;
                 if packet_size.0 < min || packet_size.0 > 65535 {
@@ -306,6 +324,65 @@ impl Scenario {
 }
 
 impl Scenario {
+    /// What a flow draws at random (or fixes): start, file size, on/off periods,
+    /// arrivals.
+    fn validate_draws(&self, i: usize, f: &FlowSpec) -> R {
+        let at = |field: &str| format!("flow[{i}].{field}");
+        if let Some(start) = &f.start {
+            start.validate(&at("start"))?;
+        }
+        let start = f.start.as_ref().map_or(xlayer_proto::SimDur::ZERO, TimeSpec::min);
+        if f.stop.is_some_and(|stop| stop.0 <= start) {
+            let what = if f.start.as_ref().is_some_and(TimeSpec::is_random) { "the smallest start" } else { "start" };
+            return Err(ScenarioError::at(at("stop"), format!("must be after {what} ({})", Duration(start))));
+        }
+        if let Some(size) = f.file_size() {
+            size.validate(&at("app.size"))?;
+            if let Some(file) = size.file() {
+                self.load_cdf(file).map_err(|e| ScenarioError::at(at("app.size.file"), e))?;
+            }
+        }
+        if let Some(o) = &f.on_off {
+            if !matches!(f.app, AppSpec::Bulk {} | AppSpec::Cbr { .. }) {
+                return Err(ScenarioError::at(
+                    at("on_off"),
+                    "only \"bulk\" and \"cbr\" applications switch on and off",
+                ));
+            }
+            for (field, period) in [("on_off.on", &o.on), ("on_off.off", &o.off)] {
+                period.validate(&at(field))?;
+                let never_positive = match period {
+                    TimeSpec::Fixed(d) => d.0 .0 == 0,
+                    TimeSpec::Random(TimeDist::Uniform { high, .. }) => high.0 .0 == 0,
+                    TimeSpec::Random(_) => false,
+                };
+                if never_positive {
+                    return Err(ScenarioError::at(at(field), "must be greater than 0s"));
+                }
+            }
+        }
+        match (&f.arrivals, f.count) {
+            (Some(a), Some(n)) => {
+                a.validate(&at("arrivals"))?;
+                if f.file_size().is_none() {
+                    return Err(ScenarioError::at(at("arrivals"), "only \"file\" applications arrive as a workload"));
+                }
+                if !(1..=MAX_ARRIVALS).contains(&n) {
+                    return Err(ScenarioError::at(at("count"), format!("must be between 1 and {MAX_ARRIVALS}")));
+                }
+            }
+            (Some(_), None) => return Err(ScenarioError::at(at("count"), "required with `arrivals`: how many flows")),
+            (None, Some(_)) => {
+                return Err(ScenarioError::at(
+                    at("arrivals"),
+                    "required with `count`: the gaps between the flows' starts",
+                ))
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
     fn validate_link_rate_and_traces(&self, i: usize, l: &LinkSpec) -> R {
         let t = l.trace.clone().unwrap_or_default();
         if t.a_to_b.is_some() && t.b_to_a.is_some() {

@@ -10,7 +10,7 @@ use xlayer_proto::SimTime;
 impl World {
     pub(crate) fn sample(&mut self) {
         let Some(interval) = self.series_interval else { return };
-        let t = self.now.as_secs_f64();
+        let t = crate::stats::report_secs(self.now.0);
         let before = self.series.len();
         self.series.reserve(self.series.rows_per_instant);
         let seconds = interval.as_secs_f64();

@@ -20,7 +20,7 @@ import pandas as pd
 from ...api import RunResult
 from ...plan import Plan
 from ...api import run as _run
-from ...sweep import sweep as _xsweep
+from ...sweeps import sweep as _xsweep
 from ...stats import mean_ci
 from . import scenarios as sc
 
