@@ -58,6 +58,11 @@
 //! dropped is gone, and an SDU that went up is later [`TxOutcome::Acked`]): the driver
 //! acts on the first report that finds the packet and ignores the rest.
 //!
+//! One exception, inherent to AAL5 (no sequence numbers, no feedback): an SDU none of
+//! whose cells reaches the receiver is never reported by either entity. The driver that
+//! lost the cells knows their SDU ([`atm::entity::CellPdu::sdu`]) and accounts for it (an
+//! AAL5 frame that lost a cell is never delivered).
+//!
 //! # Equal instants
 //!
 //! At one instant a driver handles, in this order: (1) PDUs arriving at the receiver,
