@@ -28,9 +28,16 @@ fn topology(model: &str, duration_s: u64, flow: &str) -> String {
     )
 }
 
-fn tcp_flow() -> &'static str {
-    "[[flow]]\nname = \"ftp\"\nprotocol = \"tcp\"\nsrc = \"server\"\ndst = \"mobile\"\napp = { kind = \"bulk\" }\n\
-     tcp = { mss = \"1460B\", rcv_buffer = \"65535B\" }\n"
+fn tcp_flow() -> String {
+    tcp_flow_with("")
+}
+
+/// The bulk transfer, with `extra` appended to its `tcp` table.
+fn tcp_flow_with(extra: &str) -> String {
+    format!(
+        "[[flow]]\nname = \"ftp\"\nprotocol = \"tcp\"\nsrc = \"server\"\ndst = \"mobile\"\napp = {{ kind = \"bulk\" }}\n\
+         tcp = {{ mss = \"1460B\", rcv_buffer = \"65535B\"{extra} }}\n"
+    )
 }
 
 type Log = Arc<Mutex<Vec<SimTime>>>;
@@ -217,12 +224,16 @@ fn rayleigh_cell_errors_hit_the_cer_with_longer_bursts_at_lower_doppler() {
 #[test]
 fn same_seed_same_fingerprint_other_seed_differs() {
     let model = ", channel = { model = \"rayleigh\", cer = 1e-3, doppler_hz = 8.0 }";
-    let toml = topology(model, 10, tcp_flow());
+    let toml = topology(model, 10, &tcp_flow());
     let a = common::run(&toml, 1, 0);
     let b = common::run(&toml, 1, 0);
     let c = common::run(&toml, 2, 0);
     assert_eq!(a.fingerprint, b.fingerprint);
     assert_eq!(a.flows[0].rx_packets, b.flows[0].rx_packets);
+    assert_ne!(a.fingerprint, c.fingerprint);
+    let toml = topology(&format!(", aal = \"aalx\"{model}"), 10, &tcp_flow());
+    let (a, b, c) = (common::run(&toml, 1, 0), common::run(&toml, 1, 0), common::run(&toml, 2, 0));
+    assert_eq!(a.fingerprint, b.fingerprint);
     assert_ne!(a.fingerprint, c.fingerprint);
 }
 
@@ -231,30 +242,60 @@ fn conservation_holds_under_overflow_and_errors() {
     // A 64 KB window into a 1000-cell buffer with bursty errors: every packet is
     // delivered, dropped with a cause, or still inside at the end (common::run checks).
     let model = ", buffer_cells = 200, channel = { model = \"rayleigh\", cer = 1e-2, doppler_hz = 8.0 }";
-    let r = common::run(&topology(model, 20, tcp_flow()), 3, 0);
+    let r = common::run(&topology(model, 20, &tcp_flow()), 3, 0);
     let f = &r.flows[0];
     println!("conservation run: lost {:?}, rx {} of tx {}", f.lost, f.rx_packets, f.tx_packets);
     assert!(f.lost[xlayer_sim::link::DropCause::Channel as usize] > 0);
     assert!(f.lost[xlayer_sim::link::DropCause::QueueOverflow as usize] > 0);
+    // AAL-X over the same channel, status cells lost too: nothing lost to the channel.
+    let model = format!(", aal = \"aalx\"{}", model);
+    let r = common::run(&topology(&model, 20, &tcp_flow()), 3, 0);
+    let f = &r.flows[0];
+    println!("AAL-X conservation run: lost {:?}, rx {} of tx {}", f.lost, f.rx_packets, f.tx_packets);
+    assert_eq!(f.lost[xlayer_sim::link::DropCause::Channel as usize], 0);
+    assert!(f.rx_packets > 1000);
 }
 
-fn goodput(cer: f64, seed: u64) -> (f64, f64) {
+/// (goodput, events per delivered segment) of 60 s of the bulk transfer over `aal` with
+/// Bernoulli cell errors at `cer`; `tcp` is appended to the flow's `tcp` table.
+fn goodput(aal: &str, tcp: &str, cer: f64, seed: u64) -> (f64, f64) {
     let channel =
         if cer > 0.0 { format!(", channel = {{ model = \"bernoulli\", cer = {cer} }}") } else { String::new() };
-    let r = common::run(&topology(&format!(", aal = \"aal5\"{channel}"), 60, tcp_flow()), seed, 0);
+    let r = common::run(&topology(&format!(", aal = \"{aal}\"{channel}"), 60, &tcp_flow_with(tcp)), seed, 0);
     let events_per_segment = r.events as f64 / r.flows[0].rx_packets as f64;
     (r.flows[0].goodput_bps, events_per_segment)
 }
 
+/// Mean goodput and the worst events per segment over three seeds.
+fn mean_goodput(aal: &str, tcp: &str, cer: f64) -> (f64, f64) {
+    let runs: Vec<(f64, f64)> = [1, 2, 3].iter().map(|&s| goodput(aal, tcp, cer, s)).collect();
+    let g = runs.iter().map(|r| r.0).sum::<f64>() / runs.len() as f64;
+    let e = runs.iter().map(|r| r.1).fold(0.0, f64::max);
+    (g, e)
+}
+
+#[test]
+fn tcp_goodput_over_aalx_stays_near_the_error_free_one() {
+    // Configuration 2 of Akyildiz & Joe §3.1: AAL-X does the error control and TCP's
+    // retransmission timer is off. The paper: normalized throughput 1.0 up to CER 1e-3.
+    let (clean, _) = mean_goodput("aal5", "", 0.0);
+    for (tcp, label) in [(", rto = \"off\"", "rto off"), ("", "rto on")] {
+        for cer in [1e-4, 5e-4, 1e-3] {
+            let (g, events) = mean_goodput("aalx", tcp, cer);
+            let norm = g / clean;
+            println!(
+                "AAL-X ({label}) CER {cer}: goodput {g:.0} b/s, normalized to AAL5 error-free {norm:.3} \
+                 (paper 1.0), {events:.2} events per delivered segment"
+            );
+            assert!(events < 10.0, "{events} events per segment");
+            assert!(norm > 0.85, "AAL-X normalized goodput {norm} at CER {cer}");
+        }
+    }
+}
+
 #[test]
 fn tcp_goodput_over_aal5_falls_as_the_cer_rises() {
-    let seeds = [1, 2, 3];
-    let mean = |cer: f64| {
-        let runs: Vec<(f64, f64)> = seeds.iter().map(|&s| goodput(cer, s)).collect();
-        let g = runs.iter().map(|r| r.0).sum::<f64>() / runs.len() as f64;
-        let e = runs.iter().map(|r| r.1).fold(0.0, f64::max);
-        (g, e)
-    };
+    let mean = |cer: f64| mean_goodput("aal5", "", cer);
     let (clean, events) = mean(0.0);
     println!("error-free: goodput {:.0} b/s, {events:.2} events per delivered segment", clean);
     assert!(events < 10.0, "{events} events per segment");
@@ -283,7 +324,7 @@ fn validation_names_the_field() {
         (", channel = { model = \"rayleigh\", cer = 1e-3, doppler_hz = 0.0 }", "radio[0].model.channel.doppler_hz"),
         (", channel = { model = \"rayleigh\", cer = 1e-3, paths = 0 }", "radio[0].model.channel.paths"),
         (", reassembly_timeout = \"0s\"", "radio[0].model.reassembly_timeout"),
-        (", aal = \"aalx\"", "radio[0].model.aal"),
+        (", aal = \"aalx\", reassembly_timeout = \"5ms\"", "radio[0].model.reassembly_timeout"),
     ];
     for (model, field) in bad {
         let e = Scenario::from_toml(&topology(model, 1, "")).expect_err(model).to_string();

@@ -15,9 +15,10 @@
 //! (FIFO admission): an SDU enqueued later never changes which cells the sender hands out
 //! before it has handed out what it already holds. So, at world time `now`:
 //!
-//! - a cell slot may be filled ahead of `now` while the sender has been busy without a
-//!   break since `now` (`chained`); after it ran dry or declined, the next slot is filled
-//!   only once the world reaches it (an SDU could arrive first and take it);
+//! - a cell slot may be filled ahead of `now` (by up to a second) while the sender has
+//!   been busy without a break since `now` (`chained`); after it ran dry or declined, the
+//!   next slot is filled only once the world reaches it (an SDU could arrive first and
+//!   take it);
 //! - a cell arrival is always processed (the cell is on the wire);
 //! - a receiver timer at `r` is processed if no cell not yet sent could arrive before `r`;
 //! - a status arrival at `u` is processed if no slot before `u` can still be filled.
@@ -39,7 +40,7 @@ pub mod line;
 pub mod spec;
 
 pub use channel::CellErrors;
-pub use ends::{Aal, Aal5};
+pub use ends::{Aal, Aal5, AalX};
 pub use line::Line;
 pub use spec::WirelessAtmSpec;
 
@@ -50,6 +51,11 @@ use xlayer_proto::l2::atm::entity::CellPdu;
 use xlayer_proto::l2::atm::Cell;
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, RxEvent, SduParams, TxOutcome};
 use xlayer_proto::{Packet, SimDur, SimTime};
+
+/// How far ahead of the world's clock slots may be filled: bounds the work of one call
+/// (an ARQ sender on a very bad channel may always have a retransmission) and the work
+/// done past the end of the run; one extra wake-up per second of busy line.
+const LOOKAHEAD: SimDur = SimDur::from_secs(1);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AtmConfig {
@@ -204,7 +210,7 @@ impl<A: Aal> WirelessAtm<A> {
             Step::Arrival => true,
             Step::Status => self.chained || t <= self.line.start(self.first_open_slot()),
             Step::RxTimer => t < self.line.start(self.first_open_slot() + 1) + self.cfg.delay,
-            Step::Slot => self.chained || t <= self.now,
+            Step::Slot => t <= self.now || (self.chained && t <= self.now + LOOKAHEAD),
         };
         Some((t, step, ok))
     }
@@ -321,7 +327,7 @@ impl<A: Aal> WirelessAtm<A> {
 
     fn admit(&mut self, pkt: Packet) {
         let bytes = pkt.size_bytes;
-        if self.waiting_cells() + A::sdu_cells(bytes) > self.cfg.buffer_cells {
+        if self.waiting_cells() + A::sdu_cells(&self.tx, bytes) > self.cfg.buffer_cells {
             self.immediate.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return;
         }

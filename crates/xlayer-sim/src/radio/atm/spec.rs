@@ -15,7 +15,7 @@
 //! - The VC is VPI 0 / VCI 32 (the first VCI outside I.361's reserved 0–31).
 
 use super::channel::CellErrors;
-use super::ends::Aal5;
+use super::ends::{Aal5, AalX};
 use super::{AtmConfig, Line, WirelessAtm};
 use crate::link::{AnyLink, LinkContext};
 use crate::scenario::units::{Duration, Rate};
@@ -25,13 +25,15 @@ use serde::{Deserialize, Serialize};
 use xlayer_proto::l2::atm::aal5::MAX_SDU_BYTES;
 use xlayer_proto::l2::atm::aal5_entity::{Aal5Receiver, Aal5Sender};
 use xlayer_proto::l2::atm::entity::Vc;
+use xlayer_proto::l2::atm::sarq::{SarqConfig, SarqReceiver, SarqSender};
 use xlayer_proto::SimDur;
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WirelessAtmSpec {
     /// ATM adaptation layer at both ends: "aal5" (I.363.5, no ARQ) or "aalx" (AAL-X with
-    /// S-ARQ, Akyildiz & Joe §2). Default: "aal5".
+    /// S-ARQ, Akyildiz & Joe §2: control packets m = 4 per round trip, adaptive PDU
+    /// length, no give-up). Default: "aal5".
     #[serde(default)]
     pub aal: AalSpec,
     /// Line rate of the hop, both directions. Default: "1544kbps" (DS1).
@@ -114,8 +116,8 @@ fn err(path: &str, field: &str, msg: impl Into<String>) -> Result<(), ScenarioEr
 
 impl WirelessAtmSpec {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
-        if self.aal == AalSpec::Aalx {
-            return err(path, "aal", "\"aalx\" is not available yet (the AAL-X entities are not merged); use \"aal5\"");
+        if self.aal == AalSpec::Aalx && self.reassembly_timeout.is_some() {
+            return err(path, "reassembly_timeout", "applies to aal = \"aal5\" only (AAL-X is reliable, §2.4)");
         }
         if !(1_000..=100_000_000_000).contains(&self.rate.0) {
             return err(path, "rate", "must be between 1kbps and 100Gbps");
@@ -192,7 +194,17 @@ impl WirelessAtmSpec {
                 let rx = Aal5Receiver::new(MAX_SDU_BYTES, self.reassembly_timeout.map(|t| t.0));
                 AnyLink::Other(Box::new(WirelessAtm::<Aal5>::new(self.config(), node, tx, rx, down, up)))
             }
-            AalSpec::Aalx => unreachable!("validation refuses aal = \"aalx\" until it is wired"),
+            AalSpec::Aalx => {
+                // The entities' defaults (m = 4, adaptive L, the tail fix; `SarqConfig::new`)
+                // with srt starting at the hop's bare round trip: a cell each way plus
+                // `delay` each way. The buffer limit is the driver's (in cells).
+                let cell = Line::new(self.rate.0).start(1) - xlayer_proto::SimTime::ZERO;
+                let srt = SimDur(2 * (cell.0 + self.delay.0 .0));
+                let cfg = SarqConfig { limit_sdus: u32::MAX, ..SarqConfig::new(vc, srt) };
+                cfg.validate().expect("defaults are in range");
+                let (tx, rx) = (SarqSender::new(cfg), SarqReceiver::new(cfg));
+                AnyLink::Other(Box::new(WirelessAtm::<AalX>::new(self.config(), node, tx, rx, down, up)))
+            }
         }
     }
 }
