@@ -1,5 +1,6 @@
 //! Radio hop models, each implementing `link::LinkModel`.
 
+pub mod atm;
 pub mod cdma1x;
 pub mod downlink;
 pub mod fifo;

@@ -50,6 +50,10 @@ pub enum RadioModel {
     /// CDMA2000-1x packet-data bearer per mobile: Markov SCH rate with de-allocation
     /// episodes, RLP NAK ARQ, deep buffer (Jayaram & Rhee); see `radio::cdma1x::Cdma1xSpec`.
     Cdma1x(crate::radio::cdma1x::Cdma1xSpec),
+    /// Wireless ATM hop at cell level: AAL5 (or AAL-X) entities at both ends, one cell
+    /// per cell time at the line rate, per-cell Bernoulli or Rayleigh errors (Akyildiz &
+    /// Joe); see `radio::atm::WirelessAtmSpec`.
+    WirelessAtm(crate::radio::atm::WirelessAtmSpec),
 }
 
 fn default_limit() -> QueueLimit {
@@ -73,6 +77,15 @@ impl RadioModel {
             RadioModel::WcdmaDch(spec) => spec.validate(path),
             RadioModel::SharedDownlink(spec) => spec.validate(path),
             RadioModel::Cdma1x(spec) => spec.validate(path),
+            RadioModel::WirelessAtm(spec) => spec.validate(path),
+        }
+    }
+
+    /// Models that serve a fixed number of receivers check `to` (at `path`).
+    pub fn validate_receivers(&self, path: &str, receivers: usize) -> Result<(), ScenarioError> {
+        match self {
+            RadioModel::WirelessAtm(spec) => spec.validate_receivers(path, receivers),
+            _ => Ok(()),
         }
     }
 }

@@ -176,5 +176,6 @@ pub(crate) fn radio_link(model: &RadioModel, ctx: &LinkContext<'_>) -> AnyLink {
         RadioModel::WcdmaDch(spec) => spec.build(ctx),
         RadioModel::SharedDownlink(spec) => spec.build(ctx),
         RadioModel::Cdma1x(spec) => spec.build(ctx),
+        RadioModel::WirelessAtm(spec) => spec.build(ctx),
     }
 }

@@ -157,6 +157,7 @@ impl Scenario {
                 }
             }
             r.model.validate(&format!("radio[{i}].model"))?;
+            r.model.validate_receivers(&format!("radio[{i}].to"), r.to.len())?;
         }
         for (i, l) in self.links.iter().enumerate() {
             self.node(nodes, format!("link[{i}].a"), &l.a)?;
