@@ -324,6 +324,10 @@ impl SarqSender {
             self.stats.sdus_acked += 1;
             self.outcomes.push_back(TxOutcome::Acked(s.id));
         }
+        // Retransmissions queued for PDUs released since are void: drop them, so every
+        // entry names a PDU still held (buffer_status looks each one up).
+        let base = self.sn_base;
+        self.retx.retain(|&sn| sn >= base);
     }
 }
 
