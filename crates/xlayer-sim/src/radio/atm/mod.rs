@@ -34,6 +34,7 @@
 //! AAL without ARQ — one of its cells is lost (`Channel`, at the time the cell would have
 //! arrived; the receiver's own later report of that SDU is then ignored).
 
+pub mod aalx_spec;
 pub mod channel;
 pub mod ends;
 pub mod line;

@@ -14,6 +14,7 @@
 //!   (2.4 GHz, §3.2, at walking speed 1 m/s: v/λ = 1 / 0.125 m; the paper gives no speed).
 //! - The VC is VPI 0 / VCI 32 (the first VCI outside I.361's reserved 0–31).
 
+use super::aalx_spec::AalxSpec;
 use super::channel::CellErrors;
 use super::ends::{Aal5, AalX};
 use super::{AtmConfig, Line, WirelessAtm};
@@ -54,6 +55,9 @@ pub struct WirelessAtmSpec {
     /// Cell errors, each direction with its own random stream. Default: none.
     #[serde(default)]
     pub channel: CellChannelSpec,
+    /// S-ARQ settings (aal = "aalx" only). Default: see each field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aalx: Option<AalxSpec>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -94,6 +98,9 @@ impl Default for CellChannelSpec {
     }
 }
 
+/// The hop's one connection.
+const VC: Vc = Vc { vpi: 0, vci: 32 };
+
 fn d_rate() -> Rate {
     Rate(1_544_000)
 }
@@ -116,6 +123,12 @@ fn err(path: &str, field: &str, msg: impl Into<String>) -> Result<(), ScenarioEr
 
 impl WirelessAtmSpec {
     pub fn validate(&self, path: &str) -> Result<(), ScenarioError> {
+        if self.aal == AalSpec::Aal5 && self.aalx.is_some() {
+            return err(path, "aalx", "applies to aal = \"aalx\" only");
+        }
+        if let Some(a) = &self.aalx {
+            a.apply(self.sarq_defaults(), &format!("{path}.aalx"))?;
+        }
         if self.aal == AalSpec::Aalx && self.reassembly_timeout.is_some() {
             return err(path, "reassembly_timeout", "applies to aal = \"aal5\" only (AAL-X is reliable, §2.4)");
         }
@@ -167,6 +180,15 @@ impl WirelessAtmSpec {
         Ok(())
     }
 
+    /// The entities' defaults (m = 4, adaptive L, the tail fix; `SarqConfig::new`) with srt
+    /// starting at the hop's bare round trip: a cell each way plus `delay` each way. The
+    /// buffer limit is the driver's (in cells).
+    fn sarq_defaults(&self) -> SarqConfig {
+        let cell = Line::new(self.rate.0).start(1) - xlayer_proto::SimTime::ZERO;
+        let srt = SimDur(2 * (cell.0 + self.delay.0 .0));
+        SarqConfig { limit_sdus: u32::MAX, ..SarqConfig::new(VC, srt) }
+    }
+
     pub fn config(&self) -> AtmConfig {
         AtmConfig { rate_bps: self.rate.0, delay: self.delay.0, buffer_cells: self.buffer_cells, max_retx: 0 }
     }
@@ -186,7 +208,7 @@ impl WirelessAtmSpec {
     pub fn build(&self, ctx: &LinkContext<'_>) -> AnyLink {
         let node = ctx.receivers[0];
         let (down, up) = (self.cell_errors(ctx, "down"), self.cell_errors(ctx, "up"));
-        let vc = Vc { vpi: 0, vci: 32 };
+        let vc = VC;
         match self.aal {
             AalSpec::Aal5 => {
                 // The buffer limit is the driver's (in cells), so the sender's is open.
@@ -195,13 +217,11 @@ impl WirelessAtmSpec {
                 AnyLink::Other(Box::new(WirelessAtm::<Aal5>::new(self.config(), node, tx, rx, down, up)))
             }
             AalSpec::Aalx => {
-                // The entities' defaults (m = 4, adaptive L, the tail fix; `SarqConfig::new`)
-                // with srt starting at the hop's bare round trip: a cell each way plus
-                // `delay` each way. The buffer limit is the driver's (in cells).
-                let cell = Line::new(self.rate.0).start(1) - xlayer_proto::SimTime::ZERO;
-                let srt = SimDur(2 * (cell.0 + self.delay.0 .0));
-                let cfg = SarqConfig { limit_sdus: u32::MAX, ..SarqConfig::new(vc, srt) };
-                cfg.validate().expect("defaults are in range");
+                let base = self.sarq_defaults();
+                let cfg = match &self.aalx {
+                    Some(a) => a.apply(base, "aalx").expect("validated"),
+                    None => base,
+                };
                 let (tx, rx) = (SarqSender::new(cfg), SarqReceiver::new(cfg));
                 AnyLink::Other(Box::new(WirelessAtm::<AalX>::new(self.config(), node, tx, rx, down, up)))
             }
