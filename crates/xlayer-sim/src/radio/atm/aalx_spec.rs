@@ -33,14 +33,18 @@ pub struct AalxSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PduLenSpec {
+    /// i = 1 first, then eq. (2) on the bit error rate estimated from recent PDUs.
     Adaptive,
+    /// L = 48i − 4 with this i, 1 to 1366.
     Fixed(u16),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CounterRuleSpec {
+    /// Zero reports count once they postdate the latest transmission; the tail fix on.
     Robust,
+    /// §2.2 A as written.
     Paper,
 }
 
