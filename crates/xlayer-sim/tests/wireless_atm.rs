@@ -344,9 +344,9 @@ fn aalx_settings_are_scenario_options() {
         let model = format!(", aal = \"aalx\", channel = {{ model = \"bernoulli\", cer = 2e-3 }}, aalx = {{ {aalx} }}");
         common::run(&topology(&model, 20, &tcp_flow_with(", rto = \"off\"")), 5, 0)
     };
-    let robust = run("counter_rule = \"robust\", pdu_len = { fixed = 2 }");
-    let paper = run("counter_rule = \"paper\", pdu_len = { fixed = 2 }, idle_cap = \"500ms\"");
-    let adaptive = run("m = 2");
+    let robust = run("counter_rule = \"robust\", pdu_len = 2");
+    let paper = run("counter_rule = \"paper\", pdu_len = 2, idle_cap = \"500ms\"");
+    let adaptive = run("m = 2, pdu_len = \"adaptive\"");
     for r in [&robust, &paper, &adaptive] {
         assert!(r.flows[0].rx_packets > 1000, "{}", r.flows[0].rx_packets);
     }
@@ -354,7 +354,7 @@ fn aalx_settings_are_scenario_options() {
     for (model, path) in [
         (", aalx = { m = 2 }", "radio[0].model.aalx"),
         (", aal = \"aalx\", aalx = { m = 0 }", "radio[0].model.aalx.m"),
-        (", aal = \"aalx\", aalx = { pdu_len = { fixed = 0 } }", "radio[0].model.aalx.pdu_len.fixed"),
+        (", aal = \"aalx\", aalx = { pdu_len = 0 }", "radio[0].model.aalx.pdu_len"),
         (", aal = \"aalx\", aalx = { idle_cap = \"0s\" }", "radio[0].model.aalx.idle_cap"),
     ] {
         let e = Scenario::from_toml(&topology(model, 1, &tcp_flow())).expect_err(model);

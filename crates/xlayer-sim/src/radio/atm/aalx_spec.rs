@@ -15,7 +15,7 @@ pub struct AalxSpec {
     #[serde(default)]
     pub m: Option<u8>,
     /// CP-ARQ payload L = 48i − 4: "adaptive" (i = 1 first, then eq. (2) on the estimated
-    /// bit error rate) or a fixed i, `{ fixed = 2 }`. Default: "adaptive".
+    /// bit error rate) or a fixed i from 1 to 1366, e.g. 2. Default: "adaptive".
     #[serde(default)]
     pub pdu_len: Option<PduLenSpec>,
     /// "robust" (a zero report counts only once it postdates the PDU's latest
@@ -31,12 +31,17 @@ pub struct AalxSpec {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[serde(untagged)]
 pub enum PduLenSpec {
-    /// i = 1 first, then eq. (2) on the bit error rate estimated from recent PDUs.
-    Adaptive,
-    /// L = 48i − 4 with this i, 1 to 1366.
+    Adaptive(AdaptiveLen),
     Fixed(u16),
+}
+
+/// "adaptive": i = 1 first, then eq. (2) on the bit error rate estimated from recent PDUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AdaptiveLen {
+    Adaptive,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -54,7 +59,7 @@ impl AalxSpec {
         let cfg = SarqConfig {
             m: self.m.unwrap_or(base.m),
             pdu_len: match self.pdu_len {
-                None | Some(PduLenSpec::Adaptive) => base.pdu_len,
+                None | Some(PduLenSpec::Adaptive(_)) => base.pdu_len,
                 Some(PduLenSpec::Fixed(i)) => PduLen::Fixed { i },
             },
             rule: match self.counter_rule {
@@ -66,7 +71,7 @@ impl AalxSpec {
             ..base
         };
         cfg.validate().map_err(|e| {
-            let field = if e.field == "pdu_len.i" { "pdu_len.fixed" } else { e.field };
+            let field = if e.field == "pdu_len.i" { "pdu_len" } else { e.field };
             ScenarioError::at(format!("{path}.{field}"), format!("must be {}", e.range))
         })?;
         Ok(cfg)
