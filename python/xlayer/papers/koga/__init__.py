@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ...api import commit, version
+from ...native import _git_head
 from . import checks, experiments, paper, sensitivity
 from .report import write
 from .report_sensitivity import checks_with_sim
@@ -42,7 +43,9 @@ def reproduce(out_dir: Path, quick: bool = False, workers: int = 2) -> int:
     results = checks_with_sim(checks.all_checks(df), c1_runs)
     meta = {"quick": quick, "seeds": len(seeds), "runs": int(df.fingerprint.nunique()),
             "points": int(df.groupby(["experiment", "rate_kbps", "x"], dropna=False).ngroups),
-            "wall_s": wall, "workers": workers, "version": version(), "commit": commit()}
+            "wall_s": wall, "workers": workers, "version": version(), "commit": commit(),
+            # An editable install runs this checkout's Python over an extension built earlier.
+            "source_commit": _git_head(Path(__file__).resolve().parent)}
     path = write(out_dir, df, exps, results, meta, c1_runs)
     for c in results:
         print(f"{c.name} {'PASS' if c.passed else 'FAIL'}: {c.detail}")
