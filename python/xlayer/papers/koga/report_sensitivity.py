@@ -50,7 +50,8 @@ def _sweep_panels(df: pd.DataFrame, rows: list[tuple[str, str, str]], curves: li
                 ax.errorbar([float(x) for x in d.index], d["mean"], yerr=d["ci_half_width"].fillna(0.0),
                             fmt=style, ms=4, capsize=2, label=label)
             for b in budgets if metric == "total" else ():
-                ax.axhline(b, color="grey", lw=0.8, ls=":")
+                ax.axhline(b, color="grey", lw=0.8, ls=":",
+                           label="C6 budgets 0.5 / 1 / 2 %" if b == budgets[0] else None)
             if metric == "total" and budgets:
                 from matplotlib.ticker import FuncFormatter
 
