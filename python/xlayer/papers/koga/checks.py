@@ -23,6 +23,7 @@ class Check:
     passed: bool
     detail: str
     values: dict[Any, Any] = field(default_factory=dict)
+    threshold: str = ""  # the pass rule and where it comes from
 
 
 def summary(df: pd.DataFrame, exp: str, metric: str) -> pd.DataFrame:
@@ -43,7 +44,8 @@ def c1() -> Check:
     got = {r: paper.ideal_awnd(r * 1e3) for r in paper.RATES_KBPS}
     ok = all(abs(got[r] - paper.IDEAL_AWND[r]) <= 0.005 for r in got)
     detail = ", ".join(f"{r} kb/s: {got[r]:.3f} (paper {paper.IDEAL_AWND[r]:.2f})" for r in got)
-    return Check("C1", "ideal awnd 5.52 / 5.20 / 4.56 packets with two retransmissions", ok, detail, got)
+    return Check("C1", "ideal awnd 5.52 / 5.20 / 4.56 packets with two retransmissions", ok, detail, got,
+                 "abs(eq. (3) − paper) ≤ 0.005 packets (the paper's rounding to 2 decimals); values: §5.3")
 
 
 def c2(df: pd.DataFrame) -> Check:
@@ -52,14 +54,15 @@ def c2(df: pd.DataFrame) -> Check:
     detail = "; ".join(f"{r} kb/s: total {total[r]:.1f}% (app {app[r]:.1f}%, transport {tr[r]:.2f}%)"
                        for r in total) + "; paper 88-94%, mostly application"
     return Check("C2", "no QoS, TCP-optimal (5 retx, WT 500 ms): UDP loss >= 50%, mostly application",
-                 ok, detail, total)
+                 ok, detail, total, "total ≥ 50 % and application ≥ half of it (issue 3; paper Table 2: 88–94 %)")
 
 
 def c3(df: pd.DataFrame) -> Check:
     total = table_mean(df, "table4", "total")
     ok = all(v <= 1.0 for v in total.values())
     detail = "; ".join(f"{r} kb/s: {v:.2f}%" for r, v in total.items()) + " (limit 1%)"
-    return Check("C3", "priority scheduling (2 retx, WT 150 ms): UDP total loss <= 1%", ok, detail, total)
+    return Check("C3", "priority scheduling (2 retx, WT 150 ms): UDP total loss <= 1%", ok, detail, total,
+                 "total ≤ 1 % at every rate (issue 3; paper Table 4: ≤ 0.23 %)")
 
 
 def c4(df: pd.DataFrame) -> Check:
@@ -70,7 +73,8 @@ def c4(df: pd.DataFrame) -> Check:
     detail = "; ".join(f"{r} kb/s: loss {total[r]:.2f}%, TCP {tcp5[r]:.0f} = {100 * ratio[r]:.0f}% of priority's"
                        for r in total)
     return Check("C4", "receiver-based (2 retx, WT 90 ms, awnd 6/5/4): loss <= 2%, TCP >= 90% of priority",
-                 ok, detail, {"total": total, "tcp_ratio": ratio})
+                 ok, detail, {"total": total, "tcp_ratio": ratio},
+                 "total ≤ 2 % and TCP ≥ 0.9 × Table 4's (issue 3; paper Table 5: ≤ 0.56 %, 97 %)")
 
 
 def c5(df: pd.DataFrame) -> Check:
@@ -85,16 +89,16 @@ def c5(df: pd.DataFrame) -> Check:
                      + f" kb/s ({'falls' if falls else 'does NOT fall'}; vs paper "
                      + "/".join(f"{100 * dev[r]:+.0f}%" for r in paper.RATES_KBPS) + ")")
     return Check("C5", "TCP throughput falls with the UDP rate and is within +-20% of the paper", ok,
-                 "; ".join(parts))
+                 "; ".join(parts), threshold="strictly falling and abs(ours/paper − 1) ≤ 0.20 (issue 3; Tables 2–5)")
 
 
-def best_awnd(df: pd.DataFrame) -> dict[int, float]:
+def best_awnd(df: pd.DataFrame, budget_pct: float = C6_LOSS_BUDGET_PCT, exp: str = "fig8") -> dict[int, float]:
     """C6 rule: throughput grows with awnd, so the best trade-off is the largest awnd
     whose mean UDP total loss stays within the budget (NaN if none does)."""
-    s = summary(df, "fig8", "total")
+    s = summary(df, exp, "total")
     best = {}
     for r in paper.RATES_KBPS:
-        ok = [int(x) for x, row in s.loc[r].iterrows() if row["mean"] <= C6_LOSS_BUDGET_PCT]
+        ok = [int(x) for x, row in s.loc[r].iterrows() if row["mean"] <= budget_pct]
         best[r] = float(max(ok)) if ok else math.nan
     return best
 
@@ -105,7 +109,7 @@ def c6(df: pd.DataFrame) -> Check:
     detail = "; ".join(f"{r} kb/s: best awnd {best[r]:.0f} vs formula {paper.ideal_awnd(r * 1e3):.2f}"
                        f" (paper's sweep: {paper.PAPER_OPTIMA['fig8'][r]})" for r in best)
     return Check("C6", f"Fig. 8 best awnd (largest with UDP loss <= {C6_LOSS_BUDGET_PCT:g}%) within +-1 of eq. (3)",
-                 ok, detail, best)
+                 ok, detail, best, "abs(best awnd − eq. (3)) ≤ 1 packet, budget 1 % (issue 3; §5.3 gives no rule)")
 
 
 def interior_minimum(df: pd.DataFrame, exp: str, rate: int) -> dict[str, Any]:
@@ -132,7 +136,8 @@ def c7(df: pd.DataFrame) -> Check:
 
     return Check("C7", "no QoS, Fig. 2 settings (buffer 10, UDP max retx 5): interior, significant "
                  "minimum of UDP loss over WT at 128 kb/s", m128["significant"],
-                 say(128, m128) + ". Reported: " + say(64, m64), {"128": m128, "64": m64})
+                 say(128, m128) + ". Reported: " + say(64, m64), {"128": m128, "64": m64},
+                 "argmin not at an end of the WT grid and both paired 95 % CIs to the ends > 0 (issue 3; §5.1)")
 
 
 def all_checks(df: pd.DataFrame) -> list[Check]:

@@ -46,6 +46,8 @@ class Setting:
     buffer_counts: str = "unsent"
     late_sdus: str = "deliver"
     rcv_buffer: str | None = None  # TCP receive buffer override (default 20 packets)
+    pdus_per_tti: int = 24  # 24 x 40 payload bytes per 20 ms = 384 kb/s; 22 whole 42-B PDUs fit 7680 bits
+    status_delay_ms: int | None = None  # status (NACK) delay; None: the link delay (30 ms)
 
     def overrides(self, rate_kbps: int) -> dict[str, Any]:
         o: dict[str, Any] = {
@@ -65,6 +67,12 @@ class Setting:
             o["flow.tcp.tcp.agent"] = {"kind": "koga"}
         if self.rcv_buffer is not None:
             o["flow.tcp.tcp.rcv_buffer"] = self.rcv_buffer
+        # Only set when they differ from the scenario, so records of the primary reading
+        # keep their store keys.
+        if self.pdus_per_tti != 24:
+            o["radio.dch.model.pdus_per_tti"] = self.pdus_per_tti
+        if self.status_delay_ms is not None:
+            o["radio.dch.model.status_delay"] = f"{self.status_delay_ms}ms"
         return o
 
 
@@ -76,6 +84,7 @@ class Experiment:
     xs: tuple[Any, ...]  # x values (tables: the single value None)
     setting: Callable[[int, Any], Setting]
     extra: bool = False  # a sensitivity study, not one of the paper's tables/figures
+    section: str = ""  # "" or the reading it varies ("pdus", "timing", "window"): reported by sensitivity.py
 
 
 def experiments(quick: bool) -> list[Experiment]:
@@ -103,6 +112,7 @@ def experiments(quick: bool) -> list[Experiment]:
         Experiment("fig8", "Fig. 8: awnd, receiver-based (WT 90 ms, UDP max retx 2)", "awnd [packets]", awnd,
                    lambda r, x: Setting(wt_ms=90, udp_retx=2, awnd=x)),
     ]
+    exps += reading_experiments(exps)
     if not quick:
         exps += [
             Experiment("s_buffer_unacked", "Table 3 with SDUs holding the buffer until acknowledged", "",
@@ -117,6 +127,47 @@ def experiments(quick: bool) -> list[Experiment]:
                        "WT [ms]", wt, lambda r, x: Setting(wt_ms=x, late_sdus="discard"), extra=True),
         ]
     return exps
+
+
+# The open readings (docs/reproductions/koga.md, "Primary readings"); the primary one of
+# each is the paper experiment itself, these are the alternatives.
+PDUS_ALT = 22  # whole 42-B PDUs in a 7680-bit transport block
+PDUS_ALT_OF = ("table2", "table3", "table4", "table5", "fig2", "fig8")
+STATUS_DELAYS_MS = (31, 50)  # link delay 30 ms + one tick (1 ms) / + one TTI (20 ms)
+STATUS_DELAY_OF = ("fig2", "fig6", "table3")
+TABLE2_WINDOWS_PKTS = (30, 50)  # receive windows between ns-2's 20 packets and 1 MiB
+MSS_BYTES = 1460
+
+
+def reading_experiments(paper_exps: list[Experiment]) -> list[Experiment]:
+    """The paper's experiments re-run under the alternative readings (quick mode uses the
+    quick grids)."""
+    by_key = {e.key: e for e in paper_exps}
+    out = []
+    for k in PDUS_ALT_OF:
+        e = by_key[k]
+        out.append(replace(e, key=f"p{PDUS_ALT}_{k}", title=f"{e.title}, {PDUS_ALT} PDUs per TTI", extra=True,
+                           section="pdus", setting=_with(e.setting, pdus_per_tti=PDUS_ALT)))
+    for k in STATUS_DELAY_OF:
+        e = by_key[k]
+        for d in STATUS_DELAYS_MS:
+            out.append(replace(e, key=f"sd{d}_{k}", title=f"{e.title}, status delay {d} ms", extra=True,
+                               section="timing", setting=_with(e.setting, status_delay_ms=d)))
+    for k in ("fig2", "fig6"):  # the other tie: a hole filled exactly at WT 60 ms is in time; at 59 ms it is not
+        e = by_key[k]
+        out.append(replace(e, key=f"wt59_{k}", title=f"{e.title}, WT 59 ms", xs=(59,), extra=True, section="tie"))
+    e = by_key["table2"]
+    for w in TABLE2_WINDOWS_PKTS:
+        out.append(replace(e, key=f"w{w}_table2", title=f"{e.title}, TCP receive window {w} packets", extra=True,
+                           section="window", setting=_with(e.setting, rcv_buffer=f"{w * MSS_BYTES}B")))
+    return out
+
+
+def _with(f: Callable[[int, Any], Setting], **changes: Any) -> Callable[[int, Any], Setting]:
+    """`f`'s settings with `changes` applied."""
+    def setting(rate: int, x: Any) -> Setting:
+        return replace(f(rate, x), **changes)
+    return setting
 
 
 def metrics(flows: pd.DataFrame) -> dict[str, float]:
