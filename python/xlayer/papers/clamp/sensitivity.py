@@ -46,7 +46,7 @@ def fig3_shared_queue(a_values: tuple[float, ...], seeds: tuple[int, ...], durat
             base = _with_tc(sc.fig3(fading, "clamp", a_values[0], duration_s), tc)
             grid = {"radio.ap.model.clamp.a": [f"{int(a)}B" for a in a_values],
                     "simulation.duration": [f"{warm_s:g}s", f"{duration_s:g}s"]}
-            df = ex.stored_sweep(base, grid, seeds, workers, store, f"sensitivity-{fading}-T{tc:g}")
+            df = ex.stored_sweep(base, grid, seeds, workers, store, f"sensitivity-{fading}-T{tc}")
             for (a, seed), g in df.groupby(["radio.ap.model.clamp.a", "seed"]):
                 w = g[g["simulation.duration"] == f"{warm_s:g}s"].set_index("name")
                 e = g[g["simulation.duration"] == f"{duration_s:g}s"].set_index("name")
