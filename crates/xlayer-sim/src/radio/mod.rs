@@ -4,4 +4,5 @@ pub mod atm;
 pub mod cdma1x;
 pub mod downlink;
 pub mod fifo;
+mod sdu_store;
 pub mod wcdma;

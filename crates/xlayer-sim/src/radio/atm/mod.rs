@@ -46,6 +46,7 @@ pub use line::Line;
 pub use spec::WirelessAtmSpec;
 
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
+use crate::radio::sdu_store::SduStore;
 use std::collections::VecDeque;
 use xlayer_proto::l2::atm::cell::CELL_BYTES;
 use xlayer_proto::l2::atm::entity::CellPdu;
@@ -85,28 +86,6 @@ struct InAir {
     arrive: SimTime,
     lost: bool,
     pdu: CellPdu,
-}
-
-/// Packets inside the hop, by SDU id (ids increase; each taken once).
-#[derive(Default)]
-struct SduStore {
-    base: u64,
-    slots: VecDeque<Option<Packet>>,
-}
-
-impl SduStore {
-    fn insert(&mut self, pkt: Packet) -> u64 {
-        self.slots.push_back(Some(pkt));
-        self.base + self.slots.len() as u64 - 1
-    }
-    fn take(&mut self, id: u64) -> Option<Packet> {
-        let pkt = self.slots.get_mut(id.checked_sub(self.base)? as usize)?.take();
-        while self.slots.front().is_some_and(Option::is_none) {
-            self.slots.pop_front();
-            self.base += 1;
-        }
-        pkt
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -391,7 +370,7 @@ impl<A: Aal> LinkModel for WirelessAtm<A> {
     }
 
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
-        self.store.slots.iter().flatten().for_each(&mut *f);
+        self.store.iter().for_each(&mut *f);
         for (_, out) in &self.timed {
             match out {
                 LinkOutput::Delivered { pkt, .. } | LinkOutput::Dropped { pkt, .. } => f(pkt),

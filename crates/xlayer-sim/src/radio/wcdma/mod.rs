@@ -31,6 +31,7 @@ pub use channel::TtiErrors;
 pub use spec::DchSpec;
 
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
+use crate::radio::sdu_store::SduStore;
 use std::collections::{BTreeSet, VecDeque};
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
 use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, StatusEntry, PDU_HEADER_BYTES};
@@ -97,28 +98,6 @@ struct Mobile {
     /// the arrived TTIs. Reused, so the hot path does not allocate.
     ring: VecDeque<(u8, Pdu)>,
     arrived_pdus: usize,
-}
-
-/// Packets inside the link, by SDU id (ids increase; taken exactly once).
-#[derive(Default)]
-struct SduStore {
-    base: u64,
-    slots: VecDeque<Option<Packet>>,
-}
-
-impl SduStore {
-    fn insert(&mut self, pkt: Packet) -> u64 {
-        self.slots.push_back(Some(pkt));
-        self.base + self.slots.len() as u64 - 1
-    }
-    fn take(&mut self, id: u64) -> Option<Packet> {
-        let pkt = self.slots.get_mut(id.checked_sub(self.base)? as usize)?.take();
-        while self.slots.front().is_some_and(Option::is_none) {
-            self.slots.pop_front();
-            self.base += 1;
-        }
-        pkt
-    }
 }
 
 pub struct WcdmaDch {
@@ -444,7 +423,7 @@ impl LinkModel for WcdmaDch {
     }
 
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
-        self.store.slots.iter().flatten().for_each(f);
+        self.store.iter().for_each(f);
     }
 
     fn metrics(&self, _now: SimTime) -> LinkMetrics {
