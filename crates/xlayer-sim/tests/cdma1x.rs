@@ -5,8 +5,8 @@
 mod common;
 use std::sync::{Arc, Mutex};
 use xlayer_proto::endpoint::{AppCommand, Endpoint, Transmit};
-use xlayer_proto::{Addr, Packet, SimDur, SimTime, TrafficClass, Transport};
-use xlayer_sim::{FlowSetup, Scenario};
+use xlayer_proto::{Packet, SimDur, SimTime, Transport};
+use xlayer_sim::Scenario;
 
 /// The shipped probe's topology with `model` as the radio model's fields (TOML inline
 /// table body) and no flow.
@@ -98,19 +98,15 @@ fn run_probe(model: &str, interval: SimDur, stop: SimDur, run_s: u64, seed: u64)
     let (server, handset) = (w.node("server").expect("server"), w.node("handset").expect("handset"));
     let log = Log::default();
     let stop = SimTime::ZERO + stop;
-    w.add_flow(FlowSetup {
-        name: "probe".into(),
-        protocol: "udp",
-        class: TrafficClass::RealTime,
-        src: server,
-        dst: Addr(handset),
-        start: SimTime::ZERO,
+    w.add_flow(common::cbr_flow(
+        "probe",
+        server,
+        handset,
+        PACKET_BYTES,
+        interval,
         stop,
-        app_bytes: None,
-        declared_rate_bps: None,
-        sender: Box::new(xlayer_proto::app::CbrSource::new(PACKET_BYTES, interval, SimTime::ZERO, stop)),
-        receivers: vec![(handset, Box::new(Recorder(log.clone())))],
-    });
+        Box::new(Recorder(log.clone())),
+    ));
     let report = w.finish().expect("finishes");
     assert!(report.conservation.holds(), "{:?}", report.conservation);
     let mut got = std::mem::take(&mut *log.lock().expect("unpoisoned"));

@@ -9,10 +9,10 @@ mod common;
 use std::sync::{Arc, Mutex};
 use xlayer_proto::endpoint::{AppCommand, Endpoint, Transmit};
 use xlayer_proto::l2::atm::aal5::cells_for;
-use xlayer_proto::{Addr, Packet, SimDur, SimTime, TrafficClass};
+use xlayer_proto::{Packet, SimDur, SimTime};
 use xlayer_sim::engine::stream;
 use xlayer_sim::radio::atm::{CellErrors, Line};
-use xlayer_sim::{FlowSetup, RunReport, Scenario};
+use xlayer_sim::{RunReport, Scenario};
 
 const DS1: u64 = 1_544_000;
 
@@ -68,19 +68,7 @@ fn cbr_from_bs(model: &str, bytes: u32, interval: SimDur, stop: SimDur, seed: u6
     let (bs, mobile) = (w.node("bs").expect("bs"), w.node("mobile").expect("mobile"));
     let log = Log::default();
     let stop = SimTime::ZERO + stop;
-    w.add_flow(FlowSetup {
-        name: "cbr".into(),
-        protocol: "udp",
-        class: TrafficClass::RealTime,
-        src: bs,
-        dst: Addr(mobile),
-        start: SimTime::ZERO,
-        stop,
-        app_bytes: None,
-        declared_rate_bps: None,
-        sender: Box::new(xlayer_proto::app::CbrSource::new(bytes, interval, SimTime::ZERO, stop)),
-        receivers: vec![(mobile, Box::new(Recorder(log.clone())))],
-    });
+    w.add_flow(common::cbr_flow("cbr", bs, mobile, bytes, interval, stop, Box::new(Recorder(log.clone()))));
     let report = w.finish().expect("finishes");
     assert!(report.conservation.holds(), "{:?}", report.conservation);
     let got = std::mem::take(&mut *log.lock().expect("unpoisoned"));

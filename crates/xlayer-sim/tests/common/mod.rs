@@ -36,6 +36,33 @@ pub fn dumbbell(n: usize, rate: &str, delay: &str, queue: &str, duration: &str, 
     s
 }
 
+/// A UDP CBR flow of `bytes`-byte packets every `interval` from `src` to `dst` until
+/// `stop`, received by `receiver` (a test endpoint that records what arrives).
+pub fn cbr_flow(
+    name: &str,
+    src: u32,
+    dst: u32,
+    bytes: u32,
+    interval: xlayer_sim::SimDur,
+    stop: xlayer_sim::SimTime,
+    receiver: Box<dyn xlayer_proto::Endpoint>,
+) -> xlayer_sim::FlowSetup {
+    use xlayer_sim::SimTime;
+    xlayer_sim::FlowSetup {
+        name: name.into(),
+        protocol: "udp",
+        class: xlayer_proto::TrafficClass::RealTime,
+        src,
+        dst: xlayer_proto::Addr(dst),
+        start: SimTime::ZERO,
+        stop,
+        app_bytes: None,
+        declared_rate_bps: None,
+        sender: Box::new(xlayer_proto::app::CbrSource::new(bytes, interval, SimTime::ZERO, stop)),
+        receivers: vec![(dst, receiver)],
+    }
+}
+
 pub fn run(toml: &str, seed: u64, run: u64) -> RunReport {
     let s = Scenario::from_toml(toml).expect("valid scenario");
     let w = xlayer_sim::build(&s, seed, run, None).expect("builds");
