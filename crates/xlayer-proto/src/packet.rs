@@ -178,6 +178,11 @@ pub struct Annotations {
     pub l2_link_delay_s: Option<f64>,
     /// ...and the most link-layer retransmissions any piece of this packet needed.
     pub l2_retransmissions: Option<u32>,
+    /// The MBMS Node-B packet-loss indication (Alexiou, Bouras, Papazois §4): `true` when
+    /// the Node B saw a loss of this flow's packets before this one (upstream, or in its
+    /// own buffer) since the last packet it passed on. A receiver that sees a gap in
+    /// sequence ending at a packet marked `false` knows the loss happened on the radio.
+    pub upstream_loss: Option<bool>,
 }
 
 /// Direction of a packet within its flow.
