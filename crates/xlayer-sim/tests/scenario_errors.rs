@@ -142,3 +142,19 @@ fn validation_finds_flows_without_a_path() {
     assert_eq!(s.validate().err(), Some(e.clone()));
     assert_eq!(xlayer_sim::build(&s, 1, 0, None).err(), Some(e));
 }
+
+#[test]
+fn loss_schedules_start_at_zero_and_ascend() {
+    let with = |steps: &str| {
+        GOOD.replace("delay = \"5ms\"", &format!("delay = \"5ms\"\nloss = {{ model = \"steps\", steps = {steps} }}"))
+    };
+    Scenario::from_toml(&with(r#"[{ at = "0s", p = 0.01 }, { at = "5s", p = 0.1 }]"#)).unwrap();
+    let e = err(&with("[]"));
+    assert!(e.starts_with("link[0].loss.steps") && e.contains("first at"), "{e}");
+    let e = err(&with(r#"[{ at = "1s", p = 0.01 }]"#));
+    assert!(e.starts_with("link[0].loss.steps") && e.contains("\"0s\""), "{e}");
+    let e = err(&with(r#"[{ at = "0s", p = 0.01 }, { at = "0s", p = 0.1 }]"#));
+    assert!(e.starts_with("link[0].loss.steps[1].at") && e.contains("later"), "{e}");
+    let e = err(&with(r#"[{ at = "0s", p = 2.0 }]"#));
+    assert!(e.starts_with("link[0].loss.steps[0].p") && e.contains("[0, 1]"), "{e}");
+}

@@ -352,7 +352,7 @@ impl TraceLink {
     fn complete(&mut self, at: SimTime, pkt: Packet, node: u32) {
         self.tx_packets += 1;
         self.tx_bytes += pkt.size_bytes as u64;
-        if self.loss.as_mut().is_some_and(|l| l.lose_next()) {
+        if self.loss.as_mut().is_some_and(|l| l.lose_at(at)) {
             self.drops_channel += 1;
             self.output.push_back(LinkOutput::Dropped { pkt, cause: DropCause::Channel });
         } else {

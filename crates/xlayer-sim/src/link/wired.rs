@@ -161,7 +161,7 @@ impl WiredDir {
         self.tx_packets += 1;
         self.tx_bytes += size as u64;
         // The loss draw happens in acceptance order, which is transmission order.
-        if self.loss.as_mut().is_some_and(|l| l.lose_next()) {
+        if self.loss.as_mut().is_some_and(|l| l.lose_at(arrival)) {
             return Err(DropCause::Channel);
         }
         Ok(end + self.delay)

@@ -192,5 +192,8 @@ fn loss_model(spec: &LossSpec) -> LossModel {
         LossSpec::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad } => {
             LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad }
         }
+        LossSpec::Steps { ref steps } => {
+            LossModel::Steps(steps.iter().map(|s| (SimTime::ZERO + s.at.0, s.p)).collect())
+        }
     }
 }

@@ -230,6 +230,23 @@ pub enum LossSpec {
         #[serde(default = "one")]
         loss_bad: f64,
     },
+    /// Bernoulli loss whose probability changes at given instants, e.g.
+    /// `steps = [{ at = "0s", p = 0.01 }, { at = "50s", p = 0.05 }]`.
+    Steps {
+        /// The loss probability from each instant on; instants strictly ascending, the
+        /// first at "0s". Required (at least one).
+        steps: Vec<LossStep>,
+    },
+}
+
+/// One step of a loss schedule.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LossStep {
+    /// When this probability starts to apply. Required.
+    pub at: Duration,
+    /// Loss probability, in [0, 1]. Required.
+    pub p: f64,
 }
 
 fn one() -> f64 {

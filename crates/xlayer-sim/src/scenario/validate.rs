@@ -9,6 +9,7 @@ use super::{budget, topology};
 use crate::net::Routes;
 use std::collections::{BTreeSet, HashMap};
 use xlayer_proto::packet::{IPV4_HEADER_BYTES, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
+use xlayer_proto::SimDur;
 
 type R = Result<(), ScenarioError>;
 
@@ -179,6 +180,23 @@ impl Scenario {
                     probability(format!("link[{i}].loss.p_bad_to_good"), p_bad_to_good)?;
                     probability(format!("link[{i}].loss.loss_good"), loss_good)?;
                     probability(format!("link[{i}].loss.loss_bad"), loss_bad)?;
+                }
+                Some(LossSpec::Steps { ref steps }) => {
+                    if steps.first().is_none_or(|s| s.at.0 != SimDur::ZERO) {
+                        return Err(ScenarioError::at(
+                            format!("link[{i}].loss.steps"),
+                            "needs at least one step, the first at \"0s\"",
+                        ));
+                    }
+                    for (k, st) in steps.iter().enumerate() {
+                        probability(format!("link[{i}].loss.steps[{k}].p"), st.p)?;
+                        if k > 0 && st.at.0 <= steps[k - 1].at.0 {
+                            return Err(ScenarioError::at(
+                                format!("link[{i}].loss.steps[{k}].at"),
+                                "must be later than the step before it",
+                            ));
+                        }
+                    }
                 }
                 None => {}
             }
