@@ -77,8 +77,9 @@ def fig4(df: pd.DataFrame, out: Path) -> list[str]:
         b.plot([paper.DELAY_CER], [paper.DELAY_S[aal]], ls="none", marker="*", ms=13, mfc="none", mec=color,
                mew=1.5, label=f"paper, {aal.upper().replace('AALX', 'AAL-X')}: {paper.DELAY_S[aal]} s (§3.2 text)")
     b.set_yscale("log")
-    b.set_yticks([0.05, 0.1, 0.2, 0.5, 1.0, 2.0])
-    b.set_yticklabels(["0.05", "0.1", "0.2", "0.5", "1", "2"])
+    b.set_ylim(0.01, 3.0)
+    b.set_yticks([0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0])
+    b.set_yticklabels(["0.02", "0.05", "0.1", "0.2", "0.5", "1", "2"])
     b.set_ylabel("mean packet delay, TCP to TCP [s]")
     b.set_title("Fig. 4(b): mean end-to-end delay of TCP segments vs CER (mean ± 95% CI)", fontsize=9)
     b.legend(fontsize=7, loc="lower left")
