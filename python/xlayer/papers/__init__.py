@@ -11,7 +11,7 @@ import importlib.util
 from pathlib import Path
 
 # The papers whose reproductions exist, by CLI name -> module.
-_PAPERS = {"koga": "koga", "clamp": "clamp", "dbp": "dbp"}
+_PAPERS = {"koga": "koga", "clamp": "clamp", "dbp": "dbp", "aalx": "aalx"}
 
 
 def available() -> list[str]:
