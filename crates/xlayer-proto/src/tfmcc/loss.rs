@@ -60,8 +60,7 @@ impl LossHistory {
     pub fn new(n: usize) -> Self {
         assert!(n >= 1, "at least one loss interval");
         // RFC 5348 §5.4: w_i = 1 for i < n/2, else 2(n − i)/(n + 2).
-        let weights =
-            (0..n).map(|i| if i < n / 2 { 1.0 } else { 2.0 * (n - i) as f64 / (n + 2) as f64 }).collect();
+        let weights = (0..n).map(|i| if i < n / 2 { 1.0 } else { 2.0 * (n - i) as f64 / (n + 2) as f64 }).collect();
         LossHistory {
             weights,
             highest: None,
@@ -246,7 +245,8 @@ mod tests {
     #[test]
     fn radio_only_gaps_are_left_out_but_counted_in_interval_lengths() {
         let mut h = LossHistory::new(8);
-        let at = |h: &mut LossHistory, s: u64, radio: bool| h.on_arrival(s, SimTime(s * 1_000_000), radio, R, || 1000.0);
+        let at =
+            |h: &mut LossHistory, s: u64, radio: bool| h.on_arrival(s, SimTime(s * 1_000_000), radio, R, || 1000.0);
         for s in 0..500 {
             // 100 and 300: gaps that end at a packet marked "no loss upstream".
             if s == 100 || s == 300 {

@@ -289,7 +289,7 @@ impl Endpoint for TfmccReceiver {
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
-        if !self.fb_at.is_some_and(|t| t <= now) {
+        if self.fb_at.is_none_or(|t| t > now) {
             return;
         }
         if self.is_clr {

@@ -193,7 +193,8 @@ impl TfmccSender {
         let x_r = f.rate_bps as f64;
         // Only for the CLR-switch test (RFC 4654 §3.5): a rate computed with R_max, scaled
         // to the RTT the sender just measured.
-        let x_test = if f.have_loss && !f.have_rtt { x_r * self.rtt_max.as_secs_f64() / rtt.as_secs_f64() } else { x_r };
+        let x_test =
+            if f.have_loss && !f.have_rtt { x_r * self.rtt_max.as_secs_f64() / rtt.as_secs_f64() } else { x_r };
         let was_clr = self.clr.is_some_and(|c| c.addr == src);
         let mut new_clr = false;
         match self.clr {
@@ -228,7 +229,14 @@ impl TfmccSender {
         };
         self.candidates.retain(|c| c.addr != src);
         let rate_bps = f.rate_bps;
-        self.candidates.push(Candidate { addr: src, class, fb_round: f.fb_round, rate_bps, tr_r_ns: f.tr_r_ns, arrived: now });
+        self.candidates.push(Candidate {
+            addr: src,
+            class,
+            fb_round: f.fb_round,
+            rate_bps,
+            tr_r_ns: f.tr_r_ns,
+            arrived: now,
+        });
         if !was_clr {
             // RFC 4654 §4.4: non-CLR reports (one that makes its sender CLR too) lower
             // X_supp to (1 − g)·X_r, never the adjusted X_r'.

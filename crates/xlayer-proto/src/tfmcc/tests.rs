@@ -223,3 +223,90 @@ fn one_receiver_with_bernoulli_loss_gets_the_equation_rate() {
         assert!((got / want - 1.0).abs() < 0.08, "rate {got} vs {want}");
     }
 }
+
+#[test]
+fn the_clr_is_the_receiver_with_the_lowest_calculated_rate() {
+    let cfg = TfmccConfig::default();
+    // Receiver 1 has the most loss and the longest RTT: by far the lowest X_calc.
+    let paths = [PathSpec::new(60, 0.005), PathSpec::new(200, 0.04), PathSpec::new(100, 0.01)];
+    let mut g = Group::new(&cfg, &paths, 3);
+    g.run_until(secs(600));
+    let rates: Vec<f64> = g.receivers.iter().map(|r| r.x_calc_bps().expect("every receiver saw loss")).collect();
+    let lowest = (0..3).min_by(|&a, &b| rates[a].total_cmp(&rates[b])).unwrap();
+    assert_eq!(lowest, 1, "{rates:?}");
+    assert_eq!(g.sender.clr(), Some(addr(1)));
+    assert!(g.receivers[1].is_clr() && !g.receivers[0].is_clr() && !g.receivers[2].is_clr());
+    // After the start-up, the CLR is receiver 1 almost all the time.
+    let late: Vec<_> = g.clr_log.iter().filter(|(t, _)| *t >= secs(100)).collect();
+    let share = late.iter().filter(|(_, c)| *c == Some(addr(1))).count() as f64 / late.len() as f64;
+    assert!(share > 0.95, "CLR share {share}");
+    // And the sender's rate follows its calculated rate, not the others'.
+    let sent = g.sent_rate_bps(secs(300), secs(600));
+    assert!(sent < 1.2 * rates[1] && sent > 0.8 * rates[1], "sent {sent} vs CLR's {}", rates[1]);
+}
+
+/// One receiver whose every loss the Node B marks as radio-only (it passed every packet
+/// on: `upstream_loss = Some(false)` on all).
+fn radio_only_run(loss_indication: bool, mark: Option<bool>) -> Group {
+    let cfg = TfmccConfig { loss_indication, max_rate_bps: Some(2e6), ..TfmccConfig::default() };
+    let path = PathSpec { mark, ..PathSpec::new(100, 0.02) };
+    let mut g = Group::new(&cfg, &[path], 4);
+    g.run_until(secs(120));
+    g
+}
+
+fn counter(e: &dyn Endpoint, name: &str) -> u64 {
+    let mut v = None;
+    e.counters(&mut |n, x| {
+        if n == name {
+            v = Some(x)
+        }
+    });
+    v.expect("counter exists")
+}
+
+#[test]
+fn a_mod_receiver_leaves_radio_losses_out_and_leg_does_not() {
+    let leg = radio_only_run(false, Some(false));
+    let modified = radio_only_run(true, Some(false));
+    let (l, m) = (&leg.receivers[0], &modified.receivers[0]);
+    assert!(l.loss_event_rate() > 0.005, "LEG counts radio losses: {}", l.loss_event_rate());
+    assert_eq!(counter(l, "radio_losses_ignored"), 0);
+    assert_eq!(m.loss_event_rate(), 0.0);
+    assert_eq!(m.history().events(), 0);
+    let ignored = counter(m, "radio_losses_ignored");
+    assert!(ignored > 100 && ignored == m.history().losses(), "{ignored} of {}", m.history().losses());
+    // So the MOD sender runs at its ceiling, LEG's at the equation's rate for 2% loss.
+    let (leg_rate, mod_rate) = (leg.sent_rate_bps(secs(60), secs(120)), modified.sent_rate_bps(secs(60), secs(120)));
+    assert!(mod_rate > 1.9e6 && leg_rate < 0.4 * mod_rate, "LEG {leg_rate}, MOD {mod_rate}");
+    // Without a Node B on the path (no mark), MOD is LEG, packet for packet.
+    let (a, b) = (radio_only_run(false, None), radio_only_run(true, None));
+    assert_eq!(a.sent, b.sent);
+    assert_eq!(a.receivers[0].loss_event_rate(), b.receivers[0].loss_event_rate());
+    // A mark of upstream loss makes MOD count the gap, as LEG does.
+    let c = radio_only_run(true, Some(true));
+    assert_eq!(c.sent, a.sent);
+}
+
+#[test]
+fn feedback_suppression_keeps_reports_per_round_far_below_the_group_size() {
+    let cfg = TfmccConfig::default();
+    let mut means = Vec::new();
+    for n in [20, 60] {
+        // Similar rates: the same RTT and loss, independent draws.
+        let paths = vec![PathSpec::new(100, 0.01); n];
+        let mut g = Group::new(&cfg, &paths, 5);
+        g.run_until(secs(300));
+        let rounds: Vec<u64> = g.non_clr_reports.range(5..g.sender.feedback_round() - 1).map(|(_, &c)| c).collect();
+        assert!(rounds.len() > 100, "{} rounds", rounds.len());
+        let mean = rounds.iter().sum::<u64>() as f64 / rounds.len() as f64;
+        let max = *rounds.iter().max().unwrap();
+        eprintln!("N = {n}: {} rounds, non-CLR reports per round: mean {mean:.2}, max {max}", rounds.len());
+        means.push(mean);
+    }
+    // Measured: 6.5 of 20 and 8.4 of 60. Without suppression every receiver reports
+    // every round; with it the count grows like log N (RFC 4654 §4.3; Widmer & Handley's
+    // analysis), so tripling N adds a few reports, not twice as many.
+    assert!(means[0] < 20.0 / 2.0 && means[1] < 60.0 / 4.0, "{means:?}");
+    assert!(means[1] < 1.5 * means[0], "{means:?}");
+}

@@ -118,7 +118,8 @@ impl Header {
         match self {
             Header::Data(d) => {
                 let mut b = Vec::with_capacity(DATA_HEADER_BYTES as usize);
-                let flags = if d.clr.is_some() { DATA_HAS_CLR } else { 0 } | if d.echo.is_some() { DATA_HAS_ECHO } else { 0 };
+                let flags =
+                    if d.clr.is_some() { DATA_HAS_CLR } else { 0 } | if d.echo.is_some() { DATA_HAS_ECHO } else { 0 };
                 b.extend_from_slice(&[KIND_DATA, flags]);
                 b.extend_from_slice(&d.fb_round.to_be_bytes());
                 b.extend_from_slice(&d.seq.to_be_bytes());
