@@ -16,6 +16,7 @@ pub mod packet;
 pub mod rlc;
 pub mod tcp;
 pub mod testing;
+pub mod tfmcc;
 pub mod time;
 
 pub use endpoint::{AppCommand, Endpoint, Transmit};

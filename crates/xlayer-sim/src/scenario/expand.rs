@@ -57,12 +57,18 @@ pub(crate) fn expand(
         stop,
         file_bytes,
         on_off: None,
+        protocol_seed: {
+            use rand::RngCore;
+            rng("protocol").next_u64()
+        },
     };
     let random_start = f.start.as_ref().is_some_and(TimeSpec::is_random);
     let random_size = size.is_some_and(|z| z.is_random());
+    // TFMCC receivers draw their feedback timers.
+    let random_protocol = f.protocol == Protocol::Tfmcc;
     let Some(arrivals) = &f.arrivals else {
         let mut p = place(name.clone(), start, file_bytes());
-        let mut random = random_start || random_size;
+        let mut random = random_start || random_size || random_protocol;
         if let Some(o) = &f.on_off {
             p.on_off = Some((period(&o.on, rng("on")), period(&o.off, rng("off"))));
             random |= o.on.is_random() || o.off.is_random();
@@ -77,7 +83,7 @@ pub(crate) fn expand(
             place(format!("{name}#{k}"), at, file_bytes())
         })
         .collect();
-    Ok(Expanded { places, random: random_start || random_size || arrivals.is_random() })
+    Ok(Expanded { places, random: random_start || random_size || random_protocol || arrivals.is_random() })
 }
 
 /// A draw function over the period's own stream.

@@ -9,6 +9,7 @@ pub mod radio;
 mod registry;
 pub mod rudp;
 mod schema;
+pub mod tfmcc;
 mod topology;
 pub mod units;
 mod validate;

@@ -13,6 +13,7 @@ use xlayer_proto::app::{cbr_interval, CbrSource, OnOff, PeriodFn, UdpSink};
 use xlayer_proto::dbp::{ControlConfig, DbpConfig, RudpConfig, RudpReceiver, RudpSender};
 use xlayer_proto::endpoint::Endpoint;
 use xlayer_proto::tcp::{CcKind, TcpConfig, TcpSink, TcpSource};
+use xlayer_proto::tfmcc::{TfmccReceiver, TfmccSender};
 use xlayer_proto::{Addr, SimTime, TrafficClass};
 
 /// One flow as the builder resolved it: its name, its ends as node ids, and what was
@@ -30,6 +31,9 @@ pub(crate) struct FlowPlace {
     pub file_bytes: Option<u64>,
     /// An on/off source's period draws (on, off).
     pub on_off: Option<(PeriodFn, PeriodFn)>,
+    /// Seed for a protocol's own draws (TFMCC's feedback timers), from the stream
+    /// `flow:<name>:protocol`.
+    pub protocol_seed: u64,
 }
 
 pub(crate) fn flow_setup(f: &FlowSpec, at: FlowPlace) -> FlowSetup {
@@ -67,6 +71,16 @@ pub(crate) fn flow_setup(f: &FlowSpec, at: FlowPlace) -> FlowSetup {
             let app_bytes = at.file_bytes.filter(|_| matches!(app, AppSpec::File { .. }));
             let sinks = (0..n).map(|_| Box::new(RudpReceiver::new(cfg.reliable)) as Box<dyn Endpoint>).collect();
             ("rudp", Box::new(RudpSender::new(cfg, app_bytes)), sinks, app_bytes, None)
+        }
+        (Protocol::Tfmcc, app @ (AppSpec::Bulk {} | AppSpec::File { .. })) => {
+            let cfg = f.tfmcc.clone().unwrap_or_default().config(at.protocol_seed);
+            let app_bytes = at.file_bytes.filter(|_| matches!(app, AppSpec::File { .. }));
+            let sinks = at
+                .receivers
+                .iter()
+                .map(|&r| Box::new(TfmccReceiver::new(cfg.clone(), Addr(r))) as Box<dyn Endpoint>)
+                .collect();
+            ("tfmcc", Box::new(TfmccSender::new(cfg, app_bytes)), sinks, app_bytes, None)
         }
         _ => unreachable!("validation pairs protocols with applications"),
     };

@@ -260,6 +260,8 @@ pub enum Protocol {
     Udp,
     /// The reliable UDP with DBP's rate control (Jayaram & Rhee); see `[flow.rudp]`.
     Rudp,
+    /// TFMCC multicast congestion control (RFC 4654); see `[flow.tfmcc]`.
+    Tfmcc,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -268,11 +270,11 @@ pub struct FlowSpec {
     /// Unique flow name. Default: "flow<index>".
     #[serde(default)]
     pub name: Option<String>,
-    /// "tcp", "udp" or "rudp" (the reliable UDP under DBP). Required.
+    /// "tcp", "udp", "rudp" (the reliable UDP under DBP) or "tfmcc". Required.
     pub protocol: Protocol,
     /// Sending host. Required.
     pub src: String,
-    /// Receiving host, or the name of a `[[group]]` (UDP flows only). Required.
+    /// Receiving host, or the name of a `[[group]]` (UDP and TFMCC flows only). Required.
     pub dst: String,
     /// What the application sends. Required.
     pub app: AppSpec,
@@ -310,6 +312,9 @@ pub struct FlowSpec {
     /// field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rudp: Option<super::rudp::RudpSpec>,
+    /// TFMCC parameters (only for protocol = "tfmcc"). Default: see each field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tfmcc: Option<super::tfmcc::TfmccSpec>,
     /// Service class asked of link layers that schedule by class (the W-CDMA L2
     /// priority scheduler): "realtime" or "best_effort". Default: "realtime" for CBR
     /// applications, "best_effort" otherwise.

@@ -240,10 +240,10 @@ impl Scenario {
         let at = |field: &str| format!("flow[{i}].{field}");
         let mut ends = vec![("src", &f.src)];
         if let Some(g) = self.group(&f.dst) {
-            if f.protocol != Protocol::Udp {
+            if !matches!(f.protocol, Protocol::Udp | Protocol::Tfmcc) {
                 return Err(ScenarioError::at(
                     at("dst"),
-                    format!("`{}` is a group; only UDP flows go to groups", f.dst),
+                    format!("`{}` is a group; only UDP and TFMCC flows go to groups", f.dst),
                 ));
             }
             if self.groups[g].members.iter().any(|m| m.node == f.src) {
@@ -278,6 +278,9 @@ impl Scenario {
                 at("app.kind"),
                 "reliable-UDP flows take \"bulk\" or \"file\" (a constant-rate probe is rudp.control = \"constant\")",
             )),
+            (Protocol::Tfmcc, AppSpec::Cbr { .. }) => {
+                return Err(ScenarioError::at(at("app.kind"), "TFMCC flows take \"bulk\" or \"file\""))
+            }
             (_, AppSpec::Cbr { packet_size, .. }) => {
                 let min = (IPV4_HEADER_BYTES + UDP_HEADER_BYTES) as u64;
                 if packet_size.0 < min || packet_size.0 > 65535 {
@@ -293,10 +296,17 @@ impl Scenario {
             return Err(ScenarioError::at(at("tcp"), "only TCP flows take TCP parameters"));
         }
         match (&f.rudp, f.protocol) {
-            (Some(_), Protocol::Tcp | Protocol::Udp) => {
+            (Some(_), Protocol::Tcp | Protocol::Udp | Protocol::Tfmcc) => {
                 return Err(ScenarioError::at(at("rudp"), "only reliable-UDP flows (protocol = \"rudp\") take it"))
             }
             (Some(r), Protocol::Rudp) => r.validate(&at("rudp"))?,
+            _ => {}
+        }
+        match (&f.tfmcc, f.protocol) {
+            (Some(t), Protocol::Tfmcc) => t.validate(&at("tfmcc"))?,
+            (Some(_), _) => {
+                return Err(ScenarioError::at(at("tfmcc"), "only TFMCC flows (protocol = \"tfmcc\") take it"))
+            }
             _ => {}
         }
         if let Some(t) = &f.tcp {
