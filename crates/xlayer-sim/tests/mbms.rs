@@ -132,6 +132,7 @@ fn each_member_has_a_row_conservation_counts_copies_and_bernoulli_loss_is_per_ue
         assert_eq!((f.tx_packets, f.rx_packets), (p.sent, log.len() as u64), "{u}");
         let loss = 1.0 - f.rx_packets as f64 / p.sent as f64;
         assert!(binomial_ok(loss, 0.1, p.sent), "{u}: loss {loss}");
+        eprintln!("{u}: loss {loss:.4}");
         received.push(log.iter().map(|e| e.0).collect::<std::collections::BTreeSet<u64>>());
     }
     // Independent across UEs: lost to both u0 and u1 with probability 0.01.
@@ -178,6 +179,7 @@ fn temporary_degradation_averages_max_over_two_and_changes_every_period() {
     // 0.05²/12 + (0.025 − (0.05²/3))/400 = 2.083e-4 + 6.04e-5 = 2.69e-4.
     let want_var = 0.05f64.powi(2) / 12.0 + (0.025 - 0.05f64.powi(2) / 3.0) / per as f64;
     // σ of the mean: √(2.69e-4 / 800) = 5.8e-4.
+    eprintln!("temporary: mean {mean:.5}, variance {var:.3e} (expected 0.025, {want_var:.3e})");
     assert!((mean - 0.025).abs() < 4.0 * (want_var / n).sqrt(), "mean {mean}");
     // The variance of 800 samples of a near-uniform: relative σ ≈ √(0.8·2/800) ≈ 4.5%.
     assert!((var / want_var - 1.0).abs() < 0.2, "var {var} vs {want_var}");
@@ -196,6 +198,7 @@ fn permanent_degradation_steps_at_its_time_on_its_ue_only() {
     let after = p.sent - 5000;
     let lost = after - got.iter().filter(|&&s| s >= 5000).count() as u64;
     assert!(binomial_ok(lost as f64 / after as f64, 0.2, after), "{lost} of {after}");
+    eprintln!("permanent: u2 lost {lost} of {after} after 50 s ({:.4})", lost as f64 / after as f64);
     for u in [0, 1, 3] {
         assert_eq!(p.logs[u].len() as u64, p.sent, "{}", UES[u]);
     }
@@ -276,6 +279,7 @@ fn unicast_arq_attempts_match_their_closed_form() {
     assert_eq!(f.lost[DropCause::Channel as usize], 0, "with ARQ a radio loss is an ARQ discard");
     // 50,000 packets on the air: σ of the mean attempts ≈ 0.646/√50,000 = 0.2% of 1.39.
     let ratio = bps(f, 200.0) / 1e6;
+    eprintln!("arq: discarded {arq} of {sent_on_air}, delivered {ratio:.4} of the rate (0.7000 expected)");
     assert!((ratio - 0.973 / 1.39).abs() < 0.01, "{ratio}");
 }
 
