@@ -12,6 +12,7 @@ pub mod app;
 pub mod dbp;
 pub mod endpoint;
 pub mod l2;
+pub mod mcast;
 pub mod packet;
 pub mod rlc;
 pub mod tcp;

@@ -6,19 +6,22 @@
 //!   CLAMP (Andrew & Hanly) plug in here.
 //! - Network-element agents ([`ElementAgent`], `element.rs`): they sit at a queue in a
 //!   network element and see, and may annotate, every packet on enqueue and dequeue.
-//!   CLAMP's access-point price ([`ClampAp`]) plugs in here.
+//!   CLAMP's access-point price ([`ClampAp`]) and the MBMS Node-B loss indication
+//!   ([`MbmsNodeB`], Alexiou, Bouras, Papazois) plug in here.
 
 mod clamp;
 mod clamp_ap;
 mod element;
 mod fixed;
 mod koga;
+mod mbms_nodeb;
 
 pub use clamp::{ClampAgent, ClampConfig};
 pub use clamp_ap::{ClampAp, ClampApConfig};
 pub use element::{ElementAgent, QueueView};
 pub use fixed::FixedWindow;
 pub use koga::{ideal_awnd_packets, KogaAgent, KogaConfig};
+pub use mbms_nodeb::{MbmsNodeB, SeqFn};
 
 use crate::packet::{Annotations, TcpHeader};
 use crate::time::SimTime;

@@ -4,5 +4,6 @@ pub mod atm;
 pub mod cdma1x;
 pub mod downlink;
 pub mod fifo;
+pub mod mbms;
 mod sdu_store;
 pub mod wcdma;

@@ -92,7 +92,8 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
             stream(seed, run, &format!("radio:{}:{purpose}", r.name))
         };
         let ctx = LinkContext { index: i, receivers: &receivers, stream: &stream };
-        let mut rt = link_rt(&r.name, "downlink".into(), registry::radio_link(&r.model, &ctx), RADIO_TAG, i as u32);
+        let mut rt =
+            link_rt(&r.name, "downlink".into(), registry::radio_link(&r.model, &r.to, &ctx), RADIO_TAG, i as u32);
         rt.entity = r.name.clone();
         radio_links.push(rt);
     }

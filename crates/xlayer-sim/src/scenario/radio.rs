@@ -54,6 +54,10 @@ pub enum RadioModel {
     /// per cell time at the line rate, per-cell Bernoulli or Rayleigh errors (Akyildiz &
     /// Joe); see `radio::atm::WirelessAtmSpec`.
     WirelessAtm(crate::radio::atm::WirelessAtmSpec),
+    /// UMTS MBMS point-to-multipoint bearer: one transmission per group packet at the
+    /// bearer rate, a Node-B buffer, per-UE loss processes, optional Node-B loss
+    /// indication (Alexiou, Bouras, Papazois); see `radio::mbms::MbmsSpec`.
+    Mbms(crate::radio::mbms::MbmsSpec),
 }
 
 fn default_limit() -> QueueLimit {
@@ -78,13 +82,17 @@ impl RadioModel {
             RadioModel::SharedDownlink(spec) => spec.validate(path),
             RadioModel::Cdma1x(spec) => spec.validate(path),
             RadioModel::WirelessAtm(spec) => spec.validate(path),
+            RadioModel::Mbms(spec) => spec.validate(path),
         }
     }
 
-    /// Models that serve a fixed number of receivers check `to` (at `path`).
-    pub fn validate_receivers(&self, path: &str, receivers: usize) -> Result<(), ScenarioError> {
+    /// Models that constrain the receivers check `to` (the receivers' node names): the
+    /// wireless ATM hop serves a fixed number (the error at `to_path`), the MBMS bearer's
+    /// per-UE settings must name receivers (errors under `model_path`).
+    pub fn validate_receivers(&self, to_path: &str, model_path: &str, to: &[String]) -> Result<(), ScenarioError> {
         match self {
-            RadioModel::WirelessAtm(spec) => spec.validate_receivers(path, receivers),
+            RadioModel::WirelessAtm(spec) => spec.validate_receivers(to_path, to.len()),
+            RadioModel::Mbms(spec) => spec.validate_receivers(model_path, to),
             _ => Ok(()),
         }
     }

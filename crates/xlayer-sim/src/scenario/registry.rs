@@ -183,13 +183,14 @@ pub(crate) fn rudp_config(r: &RudpSpec) -> RudpConfig {
     }
 }
 
-/// A radio hop's model.
-pub(crate) fn radio_link(model: &RadioModel, ctx: &LinkContext<'_>) -> AnyLink {
+/// A radio hop's model; `to` names its receivers (`ctx.receivers`, in order).
+pub(crate) fn radio_link(model: &RadioModel, to: &[String], ctx: &LinkContext<'_>) -> AnyLink {
     match model {
         RadioModel::Fifo { rate, delay, queue } => AnyLink::Fifo(FifoRadio::new(rate.0, delay.0, *queue)),
         RadioModel::WcdmaDch(spec) => spec.build(ctx),
         RadioModel::SharedDownlink(spec) => spec.build(ctx),
         RadioModel::Cdma1x(spec) => spec.build(ctx),
         RadioModel::WirelessAtm(spec) => spec.build(ctx),
+        RadioModel::Mbms(spec) => spec.build(ctx, to),
     }
 }

@@ -157,8 +157,9 @@ impl Scenario {
                     ));
                 }
             }
-            r.model.validate(&format!("radio[{i}].model"))?;
-            r.model.validate_receivers(&format!("radio[{i}].to"), r.to.len())?;
+            let model_path = format!("radio[{i}].model");
+            r.model.validate(&model_path)?;
+            r.model.validate_receivers(&format!("radio[{i}].to"), &model_path, &r.to)?;
         }
         for (i, l) in self.links.iter().enumerate() {
             self.node(nodes, format!("link[{i}].a"), &l.a)?;
