@@ -88,7 +88,7 @@ def fig4(sweeps: dict[tuple[str, str], pd.DataFrame], out: Path, fadings: tuple[
             df = sweeps[(fading, proto)]
             for f, (label, ls) in FLOW_STYLE.items():
                 _errorbar(ax, ex.curve(df, f"thr_{f}"), 1e6, ls=ls, marker="o", ms=3, label=label)
-            ax.set_title(f"{title}: per-flow throughput, {PROTO[proto]}, {FADING[fading]} (mean ± 95% CI)", fontsize=9)
+            ax.set_title(f"{title}: per-flow throughput, {PROTO[proto]}\n{FADING[fading]} (mean ± 95% CI)", fontsize=9)
             ax.axvline(50, color="0.7", lw=0.8, ls=":", label="50 ms (§V-E's comparison point)")
             ax.set_xlabel("mean queueing delay (ms)")
             ax.set_ylabel("throughput (Mb/s)")
