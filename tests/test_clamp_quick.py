@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from xlayer.papers import clamp_fluid as fluid
-from xlayer.papers.clamp import checks, experiments, scenarios
+from xlayer.papers.clamp import checks, experiments, readings, report_sensitivity, scenarios
 
 
 def test_theorem1_boundary_is_half_pi():
@@ -74,7 +74,9 @@ def _synthetic(protocol: str, equal: bool) -> pd.DataFrame:
             rows.append({"seed": seed, "value": d, "qdelay": d, **m, "total": sum(m.values()),
                          "jain4": scenarios.jain(list(m.values())),
                          "jain_queues": scenarios.jain([m["thr_f30"], m["thr_f130"], m["thr_f10"] + m["thr_f180"]]),
-                         "download_s": float(np.mean([8e6 / x for x in m.values()])), "protocol": protocol})
+                         "download_s": float(np.mean([8e6 / x for x in m.values()])), "protocol": protocol,
+                         "radio_loss": 1e-3 * (1 + d), "slot_failure": 0.05, "timeouts": 2.0, "timeouts_f10": 1.0,
+                         **{f"timeouts_{n}": 0.5 for n in ("f30", "f130", "f180")}})
     return pd.DataFrame(rows)
 
 
@@ -95,3 +97,34 @@ def test_c7_fading_statistics_are_computed_from_the_generator():
     assert c.passed, c.summary
     for v in c.numbers.values():
         assert abs(v["mean_power"] - 1) <= 0.02 and v["ks"] <= 0.02
+
+
+def test_readings_section_has_a_row_per_reading_and_names_flips(tmp_path):
+    fair, unfair = _synthetic("clamp", True), _synthetic("newreno", False)
+    sweeps = {(f, p): d for f in ("slow", "fast", "low_rate") for p, d in (("clamp", fair), ("newreno", unfair))}
+    slow = {"margin_db": 0.2}
+    outcomes = []
+    for i, r in enumerate(readings.READINGS):
+        sw = dict(sweeps)
+        if r.key == "binding":  # an alternative under which CLAMP's shared queue is unfair
+            sw[("fast", "clamp")] = unfair
+        f6 = {"capacity_bps": 5e6 + i, "margin_db": 0.0 if i == 0 else 3.0, "awnd_below_cwnd": 0.9}
+        outcomes.append(readings.Outcome(r, sw, f6, readings.checks_for(sw, f6, slow)))
+    lines, fig = report_sensitivity.section(tmp_path, outcomes, True, 2, None, None)
+    text = "\n".join(lines)
+    assert fig.exists() and fig.with_suffix(".svg").exists()
+    for r in readings.READINGS:
+        assert f"| {r.label} |" in text
+    c6m = {o.reading.key: next(c for c in o.checks if c.name == "C6m").passed for o in outcomes}
+    assert c6m == {"literal": False, "binding": True, "slot5": True, "fixed3": True, "T0.5ms": True}
+    assert "C3 PASS → **FAIL** under binding" in text
+    assert "C6m **FAIL** → PASS under slot5" in text
+
+
+def test_every_reading_is_a_valid_scenario():
+    from xlayer import scenario
+
+    for r in readings.READINGS:
+        for proto in r.protocols:  # the runs each reading makes
+            doc = scenarios.with_model(scenarios.fig3("fast", proto, 20_000, 10.0), dict(r.model))
+            scenario.validate(doc)

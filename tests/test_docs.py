@@ -47,10 +47,11 @@ def test_outputs_reference_matches_the_code():
 def variety() -> list[xlayer.RunResult]:
     """Short runs that between them produce every flow kind and series metric: TCP over
     wired links, UDP CBR and TCP over lossy links, DBP on RUDP over a cdma1x downlink
-    (whose capacity varies), and a UDP CBR group flow with a deadline."""
+    (whose capacity varies), CLAMP over a shared fading downlink (its margin), and a UDP
+    CBR group flow with a deadline."""
     short = {"simulation.duration": "3s"}
     runs = [xlayer.run(SCENARIOS / name, overrides=short, progress=False)
-            for name in ("dumbbell.toml", "dbp_cdma.toml")]
+            for name in ("dumbbell.toml", "dbp_cdma.toml", "clamp_fig3_fast.toml")]
     runs.append(xlayer.run(_udp_group(), progress=False))
     return runs
 

@@ -70,6 +70,9 @@ SERIES_METRICS: tuple[Metric, ...] = (
            f"Bytes the direction could have carried {_INTERVAL}, · 8 ÷ the interval's length; for a "
            "shared downlink, what the cell would have got through with every receiver backlogged (its "
            "saturated shadow scheduler on the real channels); absent where the capacity is fixed."),
+    Metric("margin_db", "link direction", "dB", "shared (proportional-fair) downlinks",
+           "The backoff margin m of the rate rule at `time_s`, as an SNR backoff in dB, averaged over the "
+           "receivers (adapted to `target_loss` or `target_slot_failure`, or fixed by `margin_db`)."),
 )
 
 # manifest.json of `xlayer run` and `RunResult.to_dir` (api.RunResult.manifest).

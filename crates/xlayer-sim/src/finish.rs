@@ -1,7 +1,7 @@
 //! End of a run: account for every packet and turn the world's counters into rows.
 
 use crate::engine::Stall;
-use crate::link::LinkModel;
+use crate::link::{LinkMetrics, LinkModel};
 use crate::stats::{report_secs, report_secs_f64, FlowRow, FlowStats, LinkRow, RunReport};
 use crate::world::World;
 use xlayer_proto::{Dir, Packet, SimTime};
@@ -81,15 +81,17 @@ impl World {
             .enumerate()
             .map(|(i, l)| {
                 let m = l.model.metrics(end);
-                let (p0, b0) = self.warmup_base.as_ref().map_or((0, 0), |b| b.link_tx(i));
-                let tx_bytes = m.tx_bytes.saturating_sub(b0);
+                let m0 = self.warmup_base.as_ref().map_or_else(LinkMetrics::default, |b| b.link_tx(i));
+                let tx_bytes = m.tx_bytes.saturating_sub(m0.tx_bytes);
                 LinkRow {
                     link: l.link.clone(),
                     direction: l.direction.clone(),
                     rate_bps: m.rate_bps as u64,
-                    tx_packets: m.tx_packets.saturating_sub(p0),
+                    tx_packets: m.tx_packets.saturating_sub(m0.tx_packets),
                     tx_bytes,
                     utilization: tx_bytes as f64 * 8.0 / (m.rate_bps * duration),
+                    tx_units: m.tx_units.saturating_sub(m0.tx_units),
+                    failed_units: m.failed_units.saturating_sub(m0.failed_units),
                     drops: l.drops,
                     queue_packets_at_end: m.queue_packets,
                 }

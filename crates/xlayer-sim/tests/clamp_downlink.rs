@@ -21,6 +21,7 @@ fn config(fading: Option<(f64, usize)>, attempts: u32) -> DownlinkConfig {
         fading,
         max_attempts: attempts,
         target_loss: 1e-3,
+        target_slot_failure: None,
         margin_step: 0.05,
         margin_db: None,
         pf_weight: 0.03,
@@ -266,6 +267,26 @@ fn fast_fading_meets_the_target_without_a_margin() {
     println!("fast fading, n = 5: margins {m5:.2?} dB, slot-failure rates {f5:.4?}, residual loss {loss5:.2e}");
     assert!(m5.iter().zip(&m).all(|(a, b)| a > b));
     assert!(loss5 > 0.3e-3 && loss5 < 3e-3, "{loss5}");
+}
+
+#[test]
+fn a_slot_failure_target_sets_the_fraction_of_failed_slots() {
+    // The per-attempt reading of the loss target (§V-B): at 10 m/s the margin rises until
+    // 5% of slots fail, far above the residual-loss margin of 0 dB; the link counts the
+    // same failed slots as the per-receiver tallies.
+    let rx = [1, 2, 3];
+    let cfg = DownlinkConfig { target_slot_failure: Some(0.05), ..config(Some((60.0, 20)), 15) };
+    let mut l = link(cfg, &rx, 11);
+    drive(&mut l, &rx, secs(300), 30_000, false);
+    let st: Vec<_> = (0..3).map(|u| l.user_stats(u)).collect();
+    let f: Vec<f64> = st.iter().map(|s| s.failures as f64 / s.attempts as f64).collect();
+    let m: Vec<f64> = (0..3).map(|u| l.margin_db(u)).collect();
+    println!("fast fading, 5% slot-failure target: margins {m:.2?} dB, slot-failure rates {f:.4?}");
+    assert!(f.iter().all(|&x| (x - 0.05).abs() < 0.01), "{f:?}");
+    assert!(m.iter().all(|&x| x > 3.0), "{m:?}");
+    let metrics = l.metrics(secs(300));
+    assert_eq!(metrics.failed_units, st.iter().map(|s| s.failures).sum::<u64>());
+    assert_eq!(metrics.tx_units, st.iter().map(|s| s.attempts).sum::<u64>());
 }
 
 #[test]

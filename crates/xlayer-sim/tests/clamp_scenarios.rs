@@ -78,6 +78,8 @@ fn bad_parameters_name_their_field() {
         ("target_loss = 0.001", "target_loss = 1.5", "target_loss"),
         ("doppler_hz = 60.0", "doppler_hz = -60.0", "fading.doppler_hz"),
         ("queue = \"6MB\"", "queue = \"0B\"", "queue"),
+        ("target_loss = 0.001", "target_loss = 0.001, target_slot_failure = 0.0", "target_slot_failure"),
+        ("target_loss = 0.001", "target_slot_failure = 0.05, margin_db = 3.0", "target_slot_failure"),
     ];
     for (from, to, field) in cases {
         let t = text("clamp_fig3_fast.toml").replace(from, to);

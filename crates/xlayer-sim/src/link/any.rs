@@ -68,4 +68,7 @@ impl LinkModel for AnyLink {
     fn capacity_bytes_between(&self, from: SimTime, to: SimTime) -> Option<u64> {
         each!(self, l => l.capacity_bytes_between(from, to))
     }
+    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
+        each!(self, l => l.gauges(f))
+    }
 }

@@ -98,6 +98,9 @@ pub struct LinkMetrics {
     pub tx_bytes: u64,
     /// Link-layer transmission units (radio blocks, PDUs), retransmissions included.
     pub tx_units: u64,
+    /// Of those, units whose transmission failed (a failed slot of a shared downlink);
+    /// 0 for models that do not report failed attempts.
+    pub failed_units: u64,
     /// Packets and bytes waiting in the link's buffers (not yet started).
     pub queue_packets: u64,
     pub queue_bytes: u64,
@@ -136,6 +139,9 @@ pub trait LinkModel: Send + Sync {
     fn capacity_bytes_between(&self, _from: SimTime, _to: SimTime) -> Option<u64> {
         None
     }
+    /// The model's own gauges for the time series, as (metric name, value); none by
+    /// default.
+    fn gauges(&self, _f: &mut dyn FnMut(&'static str, f64)) {}
 }
 
 /// What a link model gets when the world is built.

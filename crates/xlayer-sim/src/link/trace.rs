@@ -431,6 +431,7 @@ impl LinkModel for TraceLink {
             queue_packets: self.queue.len() as u64,
             queue_bytes: self.queue_bytes,
             rate_bps: self.trace.capacity_bps(),
+            failed_units: 0,
         }
     }
 

@@ -282,6 +282,7 @@ impl LinkModel for WiredDir {
             queue_packets,
             queue_bytes,
             rate_bps: self.rate_bps as f64,
+            failed_units: 0,
         }
     }
 

@@ -8,7 +8,8 @@
 //! backed off by its margin m, and fails if the SNR at the slot end cannot carry them.
 //! Packets span slots. After n consecutive failed attempts to a receiver, the packets
 //! that attempt would have completed are dropped. Each receiver's margin adapts by
-//! stochastic approximation to a residual-loss target (`margin.rs`). Delivered packets
+//! stochastic approximation to a residual-loss target, or optionally to a slot-failure
+//! target (`margin.rs`). Delivered packets
 //! arrive `air_delay` after the slot ends (the block is decoded at its end), or, on the
 //! fixed channel, `air_delay` after their last bit.
 //!
@@ -57,6 +58,8 @@ pub struct DownlinkConfig {
     pub fading: Option<(f64, usize)>,
     pub max_attempts: u32,
     pub target_loss: f64,
+    /// Adapt the margin to this fraction of failed slots instead of `target_loss`.
+    pub target_slot_failure: Option<f64>,
     pub margin_step: f64,
     pub margin_db: Option<f64>,
     pub pf_weight: f64,
@@ -135,9 +138,10 @@ impl SharedDownlink {
                 spec::jakes_paths(doppler, g, n, ctx).into_iter().map(|p| JakesGrid::new(p, slot_s)).collect(),
             ),
         };
-        let margin = match cfg.margin_db {
-            Some(db) => Margin::fixed(db),
-            None => Margin::adaptive(cfg.target_loss, cfg.margin_step),
+        let margin = match (cfg.margin_db, cfg.target_slot_failure) {
+            (Some(db), _) => Margin::fixed(db),
+            (None, Some(p)) => Margin::per_slot(p, cfg.margin_step),
+            (None, None) => Margin::adaptive(cfg.target_loss, cfg.margin_step),
         };
         let ewma = (slot_s / cfg.rate_window.as_secs_f64()).min(1.0);
         let warm_slots = (cfg.warmup.as_secs_f64() / slot_s).round() as u64;
@@ -241,6 +245,8 @@ impl SharedDownlink {
             return;
         }
         self.stats[s.user].failures += 1;
+        self.metrics.failed_units += 1;
+        self.margins[s.user].on_attempt(true);
         self.fails[s.user] += 1;
         if self.fails[s.user] < self.rules.max_attempts {
             return;
@@ -273,6 +279,7 @@ impl SharedDownlink {
             stats.delivered_packets += 1;
             air.push_back((leave + delay, pkt, node));
         });
+        self.margins[s.user].on_attempt(false);
         self.margins[s.user].on_outcome(s.plan.completes, 0);
     }
 
@@ -399,6 +406,12 @@ impl LinkModel for SharedDownlink {
             i => self.capacity[i - 1].1,
         };
         Some(((through(to) - through(from)) / 8.0).round() as u64)
+    }
+
+    /// `margin_db`: the backoff margin m of (18), averaged over the receivers (dB).
+    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
+        let n = self.margins.len().max(1) as f64;
+        f("margin_db", self.margins.iter().map(Margin::db).sum::<f64>() / n);
     }
 
     fn metrics(&self, _now: SimTime) -> LinkMetrics {

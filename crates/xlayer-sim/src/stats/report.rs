@@ -71,6 +71,10 @@ pub struct LinkRow {
     pub tx_bytes: u64,
     /// tx_bytes · 8 / (rate · duration).
     pub utilization: f64,
+    /// Link-layer transmission units (radio slots, PDUs, cells; retransmissions
+    /// included) and those of them that failed.
+    pub tx_units: u64,
+    pub failed_units: u64,
     /// Drops by `DropCause` index (columns `drops_<cause>`).
     pub drops: [u64; DropCause::COUNT],
     pub queue_packets_at_end: u64,
@@ -307,6 +311,16 @@ impl LinkRow {
             U64 tx_bytes ["bytes", ALL, "The size of those packets at the IP layer."] => |r: &LinkRow| r.tx_bytes,
             F64 utilization ["fraction", ALL, "`tx_bytes` · 8 ÷ (`rate_bps` · the run's duration)."]
                 => |r: &LinkRow| r.utilization,
+            U64 tx_units ["units", ALL,
+                "Link-layer transmission units sent, retransmissions included: packets on wired and radio \
+                 FIFO directions, trace delivery opportunities used, RLC PDUs (W-CDMA), RLP frames \
+                 (cdma1x), ATM cells, scheduled slots (shared downlinks)."]
+                => |r: &LinkRow| r.tx_units,
+            U64 failed_units ["units", ALL,
+                "Of `tx_units`, those whose transmission failed: the failed slots of a shared \
+                 (proportional-fair) downlink, so `failed_units` ÷ `tx_units` is its slot-failure \
+                 fraction; 0 for the other models."]
+                => |r: &LinkRow| r.failed_units,
         ];
         c.extend(by_cause(rows, "drops", ALL, "Packets of every flow (data and acknowledgements)", |r| &r.drops));
         c.extend(columns![rows; U64 queue_packets_at_end ["packets", ALL,

@@ -1,6 +1,7 @@
 //! The time-series sampler: every `series_interval`, each flow's sender gauges and its
 //! goodput over the interval (entity: the flow), and each link's queue and throughput,
-//! and its capacity over the interval where that varies (entity: the link).
+//! its capacity over the interval where that varies, and the model's own gauges (entity:
+//! the link).
 
 use crate::engine::Lane;
 use crate::link::LinkModel;
@@ -39,6 +40,8 @@ impl World {
             if let Some(bytes) = l.model.capacity_bytes_between(from, self.now) {
                 self.series.push(t, e, "capacity_bps", bytes as f64 * 8.0 / seconds);
             }
+            let series = &mut self.series;
+            l.model.gauges(&mut |name, v| series.push(t, e, name, v));
             l.bytes_since_sample = 0;
         }
         self.series.rows_per_instant = self.series.len() - before;

@@ -9,7 +9,7 @@
 //! start), packets in flight at the end, and the conservation check (over the whole run).
 
 use super::FlowStats;
-use crate::link::{DropCause, LinkModel};
+use crate::link::{DropCause, LinkMetrics, LinkModel};
 use crate::world::World;
 use xlayer_proto::SimTime;
 
@@ -20,8 +20,8 @@ pub(crate) struct WarmupBase {
     /// Per endpoint: its counters by name, and the application bytes delivered to it.
     counters: Vec<Vec<(&'static str, u64)>>,
     app_bytes: Vec<u64>,
-    /// Per link direction: (tx_packets, tx_bytes).
-    link_tx: Vec<(u64, u64)>,
+    /// Per link direction: its counters (tx packets, bytes, units, failed units).
+    link_tx: Vec<LinkMetrics>,
 }
 
 impl WarmupBase {
@@ -32,8 +32,8 @@ impl WarmupBase {
     pub fn app_bytes(&self, e: usize) -> u64 {
         self.app_bytes.get(e).copied().unwrap_or(0)
     }
-    pub fn link_tx(&self, l: usize) -> (u64, u64) {
-        self.link_tx.get(l).copied().unwrap_or((0, 0))
+    pub fn link_tx(&self, l: usize) -> LinkMetrics {
+        self.link_tx.get(l).copied().unwrap_or_default()
     }
 }
 
@@ -58,8 +58,7 @@ impl World {
         }
         for l in &mut self.links {
             l.drops = [0; DropCause::COUNT];
-            let m = l.model.metrics(self.now);
-            base.link_tx.push((m.tx_packets, m.tx_bytes));
+            base.link_tx.push(l.model.metrics(self.now));
         }
         self.warmup_base = Some(base);
     }

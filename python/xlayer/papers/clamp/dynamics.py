@@ -51,23 +51,32 @@ def fig2() -> dict[str, Any]:
 
 
 def fig6(fading: str, clamp_sweep: pd.DataFrame, reno_sweep: pd.DataFrame, targets: tuple[float, ...],
-         duration_s: float) -> dict[float, dict[str, Any]]:
+         duration_s: float, model: dict[str, Any] | None = None, warm_s: float = 20.0) -> dict[float, dict[str, Any]]:
     """For each target mean queueing delay: CLAMP's a and NewReno's buffer read off the
-    sweeps (Fig. 7 backwards), and the 30 ms flow's windows over time."""
+    sweeps (Fig. 7 backwards), the 30 ms flow's windows over time, and the downlink's
+    state in the CLAMP run after `warm_s` (mean margin, mean saturated capacity).
+    `model`: a reading's settings of the downlink (readings.py)."""
     out = {}
     for t in targets:
         a = ex.value_for_delay(clamp_sweep, t)
         b = ex.value_for_delay(reno_sweep, t)
-        c = ex.run_series(sc.fig3(fading, "clamp", a, duration_s))
-        r = ex.run_series(sc.fig3(fading, "newreno", b, duration_s))
+        c = ex.run_series(sc.with_model(sc.fig3(fading, "clamp", a, duration_s), model or {}))
+        radio = {k: v for k, v in (model or {}).items() if k != "clamp"}  # NewReno runs without the AP agent
+        r = ex.run_series(sc.with_model(sc.fig3(fading, "newreno", b, duration_s), radio))
         out[t] = {
             "a": a, "buffer": b,
             "clamp_awnd": ex.metric_series(c, "f30", "rwnd_bytes"),
             "clamp_cwnd": ex.metric_series(c, "f30", "cwnd_bytes"),
             "newreno_cwnd": ex.metric_series(r, "f30", "cwnd_bytes"),
+            "margin_db": _mean_after(ex.metric_series(c, "ap", "margin_db"), warm_s),
+            "capacity_bps": _mean_after(ex.metric_series(c, "ap", "capacity_bps"), warm_s),
         }
         out[t]["awnd_below_cwnd"] = float(np.mean(out[t]["clamp_awnd"] <= out[t]["clamp_cwnd"]))
     return out
+
+
+def _mean_after(s: pd.Series, t0: float) -> float:
+    return float(s[s.index > t0].mean())
 
 
 def short_flows(duration_s: float, a_values: tuple[float, ...], buffer_bytes: float = 60_000) -> dict[str, Any]:
@@ -101,5 +110,8 @@ def short_flows(duration_s: float, a_values: tuple[float, ...], buffer_bytes: fl
                      "rate_cov": _cov(smooth[smooth.index > 10]),
                      "queue_cov": _cov(queue[queue.index > 10]),
                      "long_goodput_bps": float(res.flows.set_index("name").at["long", "goodput_bps"]),
+                     "long_timeouts": int(res.flows.set_index("name").at["long", "timeouts"]),
+                     # where the earlier NewReno timeout cycle sat (docs/reproductions/clamp.md)
+                     "queue_empty_46_92": float((_window(queue, 46.0, 92.0) == 0).mean()),
                      "short_completion_s": float(res.flows[res.flows.name.str.startswith("short")].completion_time_s.mean())}
     return out

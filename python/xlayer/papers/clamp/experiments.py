@@ -37,10 +37,16 @@ class Sweep:
     seeds: tuple[int, ...]
     duration_s: float
     warm_s: float
+    reading: str = ""  # a reading's key (readings.py); "" for the primary
+    model: tuple[tuple[str, Any], ...] = ()  # the reading's settings of the downlink model
 
     @property
     def path(self) -> str:
         return "radio.ap.model.clamp.a" if self.protocol == "clamp" else "radio.ap.model.queue"
+
+    @property
+    def name(self) -> str:
+        return f"{self.fading}-{self.protocol}" + (f"-{self.reading}" if self.reading else "")
 
 
 def stored_sweep(base: dict[str, Any], grid: dict[str, list[Any]], seeds: Sequence[int], workers: int,
@@ -61,19 +67,20 @@ def stored_sweep(base: dict[str, Any], grid: dict[str, list[Any]], seeds: Sequen
 
 def run_sweep(s: Sweep, workers: int, store: Path | None = None) -> pd.DataFrame:
     """Per (value, seed): mean queueing delay, per-flow and total goodput, fairness,
-    mean 1 MB download time, timeouts. One row per run pair."""
-    base = sc.fig3(s.fading, s.protocol, s.values[0], s.duration_s)
-    grid = {
-        s.path: [f"{int(v)}B" for v in s.values],
-        "simulation.duration": [f"{s.warm_s:g}s", f"{s.duration_s:g}s"],
-    }
-    df = stored_sweep(base, grid, s.seeds, workers, store, f"{s.fading}-{s.protocol}")
+    mean 1 MB download time, timeouts, achieved radio loss; with a store also the
+    fraction of failed slots. One row per run pair."""
+    base = sc.with_model(sc.fig3(s.fading, s.protocol, s.values[0], s.duration_s), dict(s.model))
+    cuts = [f"{s.warm_s:g}s", f"{s.duration_s:g}s"]
+    grid = {s.path: [f"{int(v)}B" for v in s.values], "simulation.duration": cuts}
+    df = stored_sweep(base, grid, s.seeds, workers, store, s.name)
+    slots = _slot_failures(store, s.name, s.path, cuts) if store is not None else {}
     rows = []
     for (value, seed), g in df.groupby([s.path, "seed"], sort=False):
-        w = g[g["simulation.duration"] == f"{s.warm_s:g}s"].set_index("name")
-        e = g[g["simulation.duration"] == f"{s.duration_s:g}s"].set_index("name")
+        w = g[g["simulation.duration"] == cuts[0]].set_index("name")
+        e = g[g["simulation.duration"] == cuts[1]].set_index("name")
         rows.append({"value": float(str(value).rstrip("B")), "seed": int(seed),
-                     **window_metrics(w, e, s.duration_s - s.warm_s)})
+                     **window_metrics(w, e, s.duration_s - s.warm_s),
+                     "slot_failure": slots.get((str(value), int(seed)), math.nan)})
     out = pd.DataFrame(rows)
     out.insert(0, "protocol", s.protocol)
     out.insert(0, "fading", s.fading)
@@ -103,7 +110,29 @@ def window_metrics(warm: pd.DataFrame, end: pd.DataFrame, span_s: float) -> dict
     m["jain4"] = sc.jain(thr)
     m["jain_queues"] = sc.jain([sum(m[f"thr_{f}"] for f in sc.FLOW_QUEUE if sc.FLOW_QUEUE[f] == q) for q in sc.QUEUES])
     m["download_s"] = float(np.mean([FILE_BYTES * 8 / x if x > 0 else math.inf for x in thr]))
+    m["timeouts"] = float(sum(m[f"timeouts_{f}"] for f in sc.FLOW_DELAYS_S))
+    # Achieved radio loss (Table I's "Pk loss rate" of X-R_i): data packets the downlink
+    # dropped after n failed attempts over those it delivered or dropped so.
+    arq = sum(float(end.at[f, "lost_arq_discard"] - warm.at[f, "lost_arq_discard"]) for f in sc.FLOW_DELAYS_S)
+    rx = sum(float(end.at[f, "rx_packets"] - warm.at[f, "rx_packets"]) for f in sc.FLOW_DELAYS_S)
+    m["radio_loss"] = arq / (arq + rx) if arq + rx > 0 else math.nan
     return m
+
+
+def _slot_failures(store: Path, plan: str, path: str, cuts: list[str]) -> dict[tuple[str, int], float]:
+    """Per (swept value, seed): failed ÷ scheduled slots of the downlink over (warm, end],
+    from the link tables of the store's records."""
+    from ...store import Store
+
+    links = Store(store).frame(plan, table="links", columns=["link", "direction", "tx_units", "failed_units"])
+    links = links[(links["link"] == "ap") & (links["direction"] == "downlink")]
+    out = {}
+    for (value, seed), g in links.groupby([path, "seed"], sort=False):
+        w = g[g["simulation.duration"] == cuts[0]].iloc[0]
+        e = g[g["simulation.duration"] == cuts[1]].iloc[0]
+        units = float(e.tx_units - w.tx_units)
+        out[(str(value), int(seed))] = float(e.failed_units - w.failed_units) / units if units else math.nan
+    return out
 
 
 def at_delay(df: pd.DataFrame, column: str, target_s: float) -> list[float]:

@@ -1,4 +1,5 @@
-"""PNG figures of the CLAMP reproduction (matplotlib, Agg backend)."""
+"""Figures of the CLAMP reproduction (matplotlib, Agg backend): each a PNG with an SVG
+beside it; curves over seeds are mean ± 95% Student-t CI."""
 
 from __future__ import annotations
 
@@ -19,17 +20,29 @@ PROTO = {"clamp": "CLAMP", "newreno": "TCP NewReno"}
 FADING = {"slow": "0.1 m/s", "fast": "10 m/s", "low_rate": "10 m/s, 1.44 Mb/s"}
 
 
-def _save(fig: Any, path: Path) -> Path:
+def save(fig: Any, path: Path) -> Path:
+    """`path` (PNG) and the same figure as SVG beside it."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    fig.savefig(path.with_suffix(".svg"))
     plt.close(fig)
     return path
 
 
+_save = save
+
+
+def log_axis(ax: Any, which: str) -> None:
+    """A log axis labelled in plain numbers at 1, 2, 5 × 10^k (never only "10⁰")."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
 def _log_x(ax: Any) -> None:
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    log_axis(ax, "x")
 
 
 def _errorbar(ax: Any, c: pd.DataFrame, scale: float, **kw: Any) -> None:
@@ -49,7 +62,7 @@ def fig2(res: dict[str, Any], out: Path) -> Path:
     a.set_ylim(0, 1.6e5)
     a.set_ylabel("window (bytes)")
     a.legend(ncol=2, fontsize=7)
-    a.set_title("Fig. 2(a): windows, deterministic 10 Mb/s link, 50 ms")
+    a.set_title("Fig. 2(a): windows (CLAMP AWND, NewReno CWND), deterministic 10 Mb/s link, 50 ms RTT", fontsize=10)
     b.plot(*_xy(ex.metric_series(res["newreno"], "ap", "queue_bytes")), color="0.6", lw=0.6, label="NewReno")
     b.plot(*_xy(ex.metric_series(res["clamp"], "ap", "queue_bytes")), color="C3", lw=0.8, label="CLAMP")
     for ph in res["phases"]:
@@ -57,7 +70,7 @@ def fig2(res: dict[str, Any], out: Path) -> Path:
     b.plot([], [], "k--", label="fluid model kτ + a")
     b.set_xlabel("time (s)")
     b.set_ylabel("AP queue (bytes)")
-    b.set_title("Fig. 2(b): queue")
+    b.set_title("Fig. 2(b): AP queue against the fluid model's kτ + a (eq. (11))", fontsize=10)
     b.legend(fontsize=7)
     return _save(fig, out / "fig2_deterministic_link.png")
 
@@ -75,7 +88,8 @@ def fig4(sweeps: dict[tuple[str, str], pd.DataFrame], out: Path, fadings: tuple[
             df = sweeps[(fading, proto)]
             for f, (label, ls) in FLOW_STYLE.items():
                 _errorbar(ax, ex.curve(df, f"thr_{f}"), 1e6, ls=ls, marker="o", ms=3, label=label)
-            ax.set_title(f"{title}: {PROTO[proto]}, {FADING[fading]}")
+            ax.set_title(f"{title}: per-flow throughput, {PROTO[proto]}\n{FADING[fading]} (mean ± 95% CI)", fontsize=9)
+            ax.axvline(50, color="0.7", lw=0.8, ls=":", label="50 ms (§V-E's comparison point)")
             ax.set_xlabel("mean queueing delay (ms)")
             ax.set_ylabel("throughput (Mb/s)")
             _log_x(ax)
@@ -91,11 +105,14 @@ def fig5(sweeps: dict[tuple[str, str], pd.DataFrame], out: Path) -> Path:
             lab = f"{PROTO[proto]}, {FADING[fading]}"
             _errorbar(a, ex.curve(df, "total"), 1e6, ls=ls, marker=marker, ms=3, label=lab)
             _errorbar(b, ex.curve(df, "download_s"), 1.0, ls=ls, marker=marker, ms=3, label=lab)
-    a.set_title("Fig. 5(a): total throughput")
-    a.set_ylabel("Mb/s")
-    b.set_title("Fig. 5(b): mean time to download 1 MB")
-    b.set_ylabel("s")
-    b.set_yscale("log")
+    c = ex.summary_at(sweeps[("fast", "clamp")], "download_s", 0.050)["mean"]
+    b.plot([50], [2 * c], marker="v", color="k", ls="none", ms=7,
+           label="§V-F: NewReno > 2× CLAMP at 50 ms, 10 m/s (bound)")
+    a.set_title("Fig. 5(a): total throughput vs mean queueing delay (mean ± 95% CI)", fontsize=9)
+    a.set_ylabel("total throughput (Mb/s)")
+    b.set_title("Fig. 5(b): mean time to download 1 MB (mean ± 95% CI)", fontsize=9)
+    b.set_ylabel("download time (s)")
+    log_axis(b, "y")
     for ax in (a, b):
         ax.set_xlabel("mean queueing delay (ms)")
         _log_x(ax)
@@ -109,12 +126,13 @@ def fig6(res: dict[float, dict[str, Any]], out: Path) -> Path:
         ax.plot(*_xy(r["newreno_cwnd"]), color="0.55", lw=0.6, label=f"TCP CWND (buffer {r['buffer'] / 1e3:.0f} kB)")
         ax.plot(*_xy(r["clamp_cwnd"]), color="C2", lw=0.6, alpha=0.6, label="CWND in the CLAMP run")
         ax.plot(*_xy(r["clamp_awnd"]), color="C3", lw=1.0, label=f"CLAMP AWND (a = {r['a'] / 1e3:.1f} kB)")
-        hi = max(r["clamp_awnd"].quantile(0.99), r["newreno_cwnd"].quantile(0.99)) * 1.5
-        ax.set_ylim(0, hi)
-        ax.set_title(f"Fig. 6: 30 ms flow, {t * 1e3:.0f} ms mean queueing delay, 10 m/s")
+        ax.axhline(r["newreno_cwnd"].mean(), color="k", lw=0.8, ls="--", label="mean TCP CWND")
+        log_axis(ax, "y")  # the CLAMP run's CWND winds up far above the AWND that holds it
+        ax.set_title(f"Fig. 6: windows of the 30 ms flow, {t * 1e3:.0f} ms mean queueing delay, 10 m/s "
+                     f"(AWND ≤ CWND {100 * r['awnd_below_cwnd']:.0f}% of the time)", fontsize=9)
         ax.set_xlabel("time (s)")
-        ax.set_ylabel("bytes")
-        ax.legend(fontsize=7)
+        ax.set_ylabel("window (bytes, log)")
+        ax.legend(fontsize=7, ncol=2)
     return _save(fig, out / "fig6_windows_30ms_flow.png")
 
 
@@ -123,13 +141,13 @@ def fig7(sweeps: dict[tuple[str, str], pd.DataFrame], out: Path) -> Path:
     for fading, marker in (("slow", "s"), ("fast", "o")):
         for proto, label in (("newreno", "TCP buffer"), ("clamp", "CLAMP a")):
             c = ex.curve(sweeps[(fading, proto)], "total")
-            ax.plot(c["qdelay"] * 1e3, c["value"] / 1e3, marker=marker, ls="-" if proto == "clamp" else "--",
-                    label=f"{label}, {FADING[fading]}")
+            ax.errorbar(c["qdelay"] * 1e3, c["value"] / 1e3, xerr=c["qdelay_hw"].fillna(0) * 1e3, marker=marker,
+                        ms=4, capsize=2, ls="-" if proto == "clamp" else "--", label=f"{label}, {FADING[fading]}")
     _log_x(ax)
-    ax.set_yscale("log")
-    ax.set_xlabel("mean queueing delay (ms)")
-    ax.set_ylabel("kB")
-    ax.set_title("Fig. 7: TCP buffer (per queue) and CLAMP a vs delay")
+    log_axis(ax, "y")
+    ax.set_xlabel("mean queueing delay (ms, mean ± 95% CI)")
+    ax.set_ylabel("TCP buffer per queue or CLAMP a (kB)")
+    ax.set_title("Fig. 7: TCP buffer (per queue) and CLAMP a vs delay", fontsize=10)
     ax.legend(fontsize=7)
     return _save(fig, out / "fig7_buffer_and_a.png")
 
@@ -142,10 +160,10 @@ def short_flows(res: dict[str, Any], out: Path) -> Path:
         a.plot(*_xy(r["rate"] / 1e6), color=color, lw=0.7, label=label)
         b.plot(*_xy(r["queue"] / 1e3), color=color, lw=0.7, label=label)
     a.set_ylabel("rate (Mb/s), 1 s mean\n(AP delivered rate)")
-    a.set_title("§V-H (a): rate of the long-lived flow")
+    a.set_title("§V-H (a): rate of the long-lived flow (AP delivered rate, 1 s mean)", fontsize=10)
     b.set_ylabel("AP queue (kB)")
     b.set_xlabel("time (s)")
-    b.set_title("§V-H (b): queue")
+    b.set_title("§V-H (b): AP queue, one mobile, 10 m/s", fontsize=10)
     for ax in (a, b):
         ax.legend(fontsize=7)
     return _save(fig, out / "vh_short_flows.png")

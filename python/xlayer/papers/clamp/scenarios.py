@@ -54,6 +54,21 @@ def with_clamp_a(doc: dict[str, Any], a_bytes: float) -> dict[str, Any]:
     return d
 
 
+def with_model(doc: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """`doc` with the downlink model's `settings` (e.g. a margin reading) applied."""
+    d = copy.deepcopy(doc)
+    _merge(_radio(d)["model"], settings)
+    return d
+
+
+def _merge(into: dict[str, Any], settings: dict[str, Any]) -> None:
+    for k, v in settings.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            _merge(into[k], v)
+        else:
+            into[k] = copy.deepcopy(v)
+
+
 def with_duration(doc: dict[str, Any], seconds: float) -> dict[str, Any]:
     d = copy.deepcopy(doc)
     d["simulation"]["duration"] = f"{seconds:g}s"

@@ -5,7 +5,8 @@
 //!   user ... if the AP were always backlogged"), as an EWMA of the bits each receiver
 //!   would have got through per slot (failed slots carry nothing);
 //! - the warm-up before t = 0 (§V-G: results start "after sufficient time has elapsed
-//!   for the fade margin to have converged"): margins adapt on its virtual packets, and
+//!   for the fade margin to have converged"): margins adapt on its virtual packets (or
+//!   its slots, for a slot-failure target), and
 //!   its PF averages initialise the real scheduler's.
 
 use super::margin::Margin;
@@ -94,6 +95,7 @@ impl Saturated {
     /// Same accounting as a real queue of endless `size`-byte packets (queue.rs).
     fn virtual_packets(&mut self, i: usize, bytes: u64, ok: bool, size: u64, n: u32, margin: &mut Margin) {
         let completes = ((self.offset[i] + bytes) / size) as usize;
+        margin.on_attempt(!ok);
         if ok {
             self.fails[i] = 0;
             self.offset[i] = (self.offset[i] + bytes) % size;

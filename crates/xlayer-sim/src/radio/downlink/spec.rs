@@ -35,7 +35,13 @@ pub struct DownlinkSpec {
     /// Residual packet loss the adaptive margin aims for. Default: 1e-3.
     #[serde(default = "target_loss")]
     pub target_loss: f64,
-    /// Margin adaptation gain: nepers of SNR backoff added per dropped packet.
+    /// Adapt the margin so that this fraction of slots (transmission attempts) fails,
+    /// instead of meeting `target_loss` after `max_attempts` attempts: the per-attempt
+    /// reading of §V-B's "packet error rate" (e.g. 0.05). Default: off.
+    #[serde(default)]
+    pub target_slot_failure: Option<f64>,
+    /// Margin adaptation gain: nepers of SNR backoff added per dropped packet (per
+    /// failed slot with `target_slot_failure`).
     /// Default: 0.05.
     #[serde(default = "margin_step")]
     pub margin_step: f64,
@@ -167,6 +173,17 @@ impl DownlinkSpec {
         if !(self.target_loss > 0.0 && self.target_loss < 1.0) {
             return err("target_loss", "must be in (0, 1)");
         }
+        if let Some(p) = self.target_slot_failure {
+            if !(p > 0.0 && p < 1.0) {
+                return err("target_slot_failure", "must be in (0, 1)");
+            }
+            if self.margin_db.is_some() {
+                return err(
+                    "target_slot_failure",
+                    "cannot be set together with margin_db (a fixed margin does not adapt)",
+                );
+            }
+        }
         if !positive(self.margin_step) {
             return err("margin_step", "must be positive");
         }
@@ -232,6 +249,7 @@ impl DownlinkSpec {
             },
             max_attempts: self.max_attempts,
             target_loss: self.target_loss,
+            target_slot_failure: self.target_slot_failure,
             margin_step: self.margin_step,
             margin_db: self.margin_db,
             pf_weight: self.pf_weight,
