@@ -9,8 +9,13 @@
 //!   `delay`;
 //! - each UE the transmission is for receives it independently through its own loss
 //!   process ([`loss::UeLoss`]), drawn at the transmission's start; a lost copy is
-//!   reported at the instant it would have arrived (`Channel`). The p-t-m bearer has no
-//!   link-layer retransmission (the MTCH of TS 25.346 runs in RLC unacknowledged mode);
+//!   reported at the instant it would have arrived (`Channel`). By default the p-t-m
+//!   bearer has no link-layer retransmission (the MTCH of TS 25.346 runs in RLC
+//!   unacknowledged mode); with `group_attempts` > 1 the members that missed a packet
+//!   are sent it again, back to back, each retry a transmission over the air with fresh
+//!   loss draws, and every copy lands when the packet's last attempt has ended (in
+//!   order, as an RLC receiver releases it); a copy still missing after the last attempt
+//!   is `ArqDiscard`;
 //! - a unicast packet (a TCP segment to a UE, say) is a transmission for one UE on the
 //!   same buffer and air time, retried back to back up to `unicast_attempts` times, each
 //!   attempt costing a transmission time and an independent loss draw (link-layer ARQ
@@ -42,6 +47,8 @@ pub struct MbmsConfig {
     pub buffer_pkts: u64,
     /// Transmission attempts per unicast packet (1: no ARQ).
     pub unicast_attempts: u8,
+    /// Transmission attempts per group packet (1: no repair).
+    pub group_attempts: u8,
 }
 
 /// The UE(s) a queued packet is for.
@@ -63,7 +70,7 @@ impl Receivers {
 /// cause of its loss).
 enum Fate {
     One(u32, Option<DropCause>),
-    Many(Box<[(u32, bool)]>),
+    Many(Box<[(u32, Option<DropCause>)]>),
 }
 
 impl Fate {
@@ -94,7 +101,7 @@ impl Mbms {
     /// `ues[i]` is the loss process of `receivers[i]`.
     pub fn new(cfg: MbmsConfig, receivers: &[u32], ues: Vec<UeLoss>) -> Self {
         assert_eq!(receivers.len(), ues.len(), "one loss process per UE");
-        assert!(cfg.rate_bps > 0 && cfg.buffer_pkts > 0 && cfg.unicast_attempts > 0);
+        assert!(cfg.rate_bps > 0 && cfg.buffer_pkts > 0 && cfg.unicast_attempts > 0 && cfg.group_attempts > 0);
         let mut by_node: Vec<(u32, usize)> = receivers.iter().copied().zip(0..).collect();
         by_node.sort_unstable();
         Mbms {
@@ -147,11 +154,7 @@ impl Mbms {
             let tx = SimDur::transmission(pkt.size_bytes as u64, self.cfg.rate_bps);
             let start = self.busy_until;
             let (end, fate) = match to {
-                Receivers::Many(nodes) => {
-                    self.metrics.tx_units += 1;
-                    let fates = nodes.iter().map(|&n| (n, self.ue(n).lose(start))).collect();
-                    (start + tx, Fate::Many(fates))
-                }
+                Receivers::Many(nodes) => self.multicast(start, tx, &nodes),
                 Receivers::One(node) => self.unicast(start, tx, node),
             };
             self.busy_until = end;
@@ -176,6 +179,32 @@ impl Mbms {
         (t, Fate::One(node, Some(cause)))
     }
 
+    /// A group packet's attempts from `start`: the first for every member, each further
+    /// one (up to `group_attempts`) for the members still without it. The end of the last
+    /// attempt and every copy's fate.
+    fn multicast(&mut self, start: SimTime, tx: SimDur, nodes: &[u32]) -> (SimTime, Fate) {
+        let attempts = self.cfg.group_attempts;
+        let mut fates: Box<[(u32, Option<DropCause>)]> = nodes.iter().map(|&n| (n, Some(DropCause::Channel))).collect();
+        let mut t = start;
+        for _ in 0..attempts {
+            if fates.iter().all(|(_, f)| f.is_none()) {
+                break;
+            }
+            self.metrics.tx_units += 1;
+            for k in 0..fates.len() {
+                let (node, fate) = fates[k];
+                if fate.is_some() && !self.ue(node).lose(t) {
+                    fates[k].1 = None;
+                }
+            }
+            t += tx;
+        }
+        if attempts > 1 {
+            fates.iter_mut().filter(|(_, f)| f.is_some()).for_each(|(_, f)| *f = Some(DropCause::ArqDiscard));
+        }
+        (t, Fate::Many(fates))
+    }
+
     /// Hand over what has arrived by `now`.
     fn land_arrived(&mut self, now: SimTime) {
         while self.air.front().is_some_and(|(at, _, _)| *at <= now) {
@@ -183,11 +212,11 @@ impl Mbms {
             match fate {
                 Fate::One(node, cause) => self.land(pkt, node, cause),
                 Fate::Many(fates) => {
-                    let (&(last, last_lost), rest) = fates.split_last().expect("at least one UE");
-                    for &(node, lost) in rest {
-                        self.land(pkt.clone(), node, lost.then_some(DropCause::Channel));
+                    let (&(last, last_cause), rest) = fates.split_last().expect("at least one UE");
+                    for &(node, cause) in rest {
+                        self.land(pkt.clone(), node, cause);
                     }
-                    self.land(pkt, last, last_lost.then_some(DropCause::Channel));
+                    self.land(pkt, last, last_cause);
                 }
             }
         }
@@ -281,7 +310,13 @@ mod tests {
     /// A 100 kb/s bearer, 10 ms delay, the given buffer, the agent on; UE 7 loses nothing,
     /// UE 9 loses with probability `p9`.
     fn bearer(buffer_pkts: u64, p9: f64) -> Mbms {
-        let cfg = MbmsConfig { rate_bps: 100_000, delay: SimDur::from_millis(10), buffer_pkts, unicast_attempts: 1 };
+        let cfg = MbmsConfig {
+            rate_bps: 100_000,
+            delay: SimDur::from_millis(10),
+            buffer_pkts,
+            unicast_attempts: 1,
+            group_attempts: 1,
+        };
         let ues = [0.0, p9]
             .iter()
             .enumerate()
@@ -398,7 +433,8 @@ mod tests {
 
     #[test]
     fn a_group_packet_takes_one_transmission_and_unicast_attempts_cost_air_time() {
-        let cfg = MbmsConfig { rate_bps: 100_000, delay: SimDur::ZERO, buffer_pkts: 10, unicast_attempts: 3 };
+        let cfg =
+            MbmsConfig { rate_bps: 100_000, delay: SimDur::ZERO, buffer_pkts: 10, unicast_attempts: 3, group_attempts: 1 };
         // UE 9 always loses (p just below 1 draws "lost" but for u < p).
         let ues = [0.0, 0.999_999_999]
             .iter()
@@ -430,5 +466,45 @@ mod tests {
             ]
         );
         assert_eq!(b.metrics(ms(40)).tx_units, 4);
+    }
+
+    #[test]
+    fn group_repair_resends_to_the_members_that_missed_and_costs_air_time() {
+        // UE 9 loses half of what is sent to it; 4 attempts per group packet.
+        let cfg =
+            MbmsConfig { rate_bps: 100_000, delay: SimDur::ZERO, buffer_pkts: 10, unicast_attempts: 1, group_attempts: 4 };
+        let ues = [0.0, 0.5]
+            .iter()
+            .enumerate()
+            .map(|(m, &p)| UeLoss::new(p, None, vec![], stream(3, 0, &format!("d{m}")), stream(3, 0, &format!("l{m}"))))
+            .collect();
+        let mut b = Mbms::new(cfg, &UES, ues);
+        let n = 20_000u64;
+        let (mut got, mut discarded, mut others) = ([0u64; 2], 0u64, 0u64);
+        for seq in 0..n {
+            let now = b.poll_timeout().unwrap_or(SimTime::ZERO).max(SimTime::ZERO + SimDur::from_millis(10 * seq));
+            b.enqueue(now, pkt(0, seq), NextHop::Many(&UES));
+            while let Some(t) = b.poll_timeout() {
+                b.handle_timeout(t);
+                while let Some(o) = b.poll_output() {
+                    match o {
+                        LinkOutput::Delivered { node, .. } => got[(node == 9) as usize] += 1,
+                        LinkOutput::Dropped { cause: DropCause::ArqDiscard, .. } => discarded += 1,
+                        LinkOutput::Dropped { .. } => others += 1,
+                    }
+                }
+            }
+        }
+        assert_eq!((got[0], others), (n, 0), "UE 7 loses nothing; no copy dies another way");
+        // UE 9 misses a packet only if all 4 attempts fail: 1/16; the attempts per packet
+        // are 1 + 1/2 + 1/4 + 1/8 = 1.875 on average.
+        let sigma = (n as f64 * 0.0625 * 0.9375).sqrt();
+        assert!((discarded as f64 - n as f64 * 0.0625).abs() < 4.0 * sigma, "{discarded}");
+        assert_eq!(got[1] + discarded, n);
+        let units = b.metrics(SimTime::ZERO).tx_units as f64 / n as f64;
+        // Attempts per packet are 1, 2, 3, 4 with probabilities 1/2, 1/4, 1/8, 1/8:
+        // variance 4.625 − 1.875².
+        let sd = ((4.625f64 - 1.875 * 1.875) / n as f64).sqrt();
+        assert!((units - 1.875).abs() < 4.0 * sd, "{units}");
     }
 }

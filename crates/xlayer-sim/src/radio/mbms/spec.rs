@@ -30,6 +30,13 @@ pub struct MbmsSpec {
     /// further attempt an independent loss draw costing air time. Default: 1.
     #[serde(default = "d_attempts")]
     pub unicast_attempts: u8,
+    /// Transmission attempts of a group packet: 1 = p-t-m with no repair (RLC
+    /// unacknowledged mode); more = the members that missed it are sent it again, back to
+    /// back, until each has it or the attempts are spent (the Node B's repair of
+    /// Alexiou, Bouras, Papazois §3.3, which lets a degraded UE fill the buffer).
+    /// Default: 1.
+    #[serde(default = "d_attempts")]
+    pub group_attempts: u8,
     /// Each UE's radio loss process. Default: no loss.
     #[serde(default)]
     pub loss: MbmsLossSpec,
@@ -113,6 +120,9 @@ impl MbmsSpec {
         if !(1..=16).contains(&self.unicast_attempts) {
             return err(path, "unicast_attempts", "must be between 1 and 16");
         }
+        if !(1..=16).contains(&self.group_attempts) {
+            return err(path, "group_attempts", "must be between 1 and 16");
+        }
         let loss = &self.loss;
         if !rate_ok(loss.bernoulli) {
             return err(path, "loss.bernoulli", "must be in [0, 1)");
@@ -161,6 +171,7 @@ impl MbmsSpec {
             delay: self.delay.0,
             buffer_pkts: self.buffer,
             unicast_attempts: self.unicast_attempts,
+            group_attempts: self.group_attempts,
         }
     }
 
