@@ -13,6 +13,7 @@ pub mod dbp;
 pub mod endpoint;
 pub mod l2;
 pub mod packet;
+pub mod pgmcc;
 pub mod rlc;
 pub mod tcp;
 pub mod testing;
