@@ -40,10 +40,6 @@ fn bernoulli(p: f64, seed: u64) -> DropFn {
     Box::new(move |_, _| ((rng.next_u64() >> 11) as f64) < p * (1u64 << 53) as f64)
 }
 
-fn no_loss() -> DropFn {
-    Box::new(|_, _| false)
-}
-
 enum Ev {
     ToReceiver(usize, Packet),
     ToSender(Packet),
@@ -300,9 +296,7 @@ fn an_ncf_suppresses_the_other_receivers_naks_for_a_shared_loss() {
     // than the NCF's round trip (20 ms each way), the first NAK's NCF cancels the rest.
     let cfg = PgmccConfig { nak_backoff: ms(400), ..PgmccConfig::default() };
     let shared = |_: SimTime, p: &Packet| match &p.transport {
-        xlayer_proto::Transport::Datagram(d) => {
-            xlayer_proto::pgmcc::data_seq(&d.header).is_some_and(|s| s % 50 == 49)
-        }
+        xlayer_proto::Transport::Datagram(d) => xlayer_proto::pgmcc::data_seq(&d.header).is_some_and(|s| s % 50 == 49),
         _ => false,
     };
     let paths = (0..4).map(|_| Path::new(ms(20), Box::new(shared) as DropFn)).collect();

@@ -207,8 +207,7 @@ impl PgmccReceiver {
     }
 
     fn nak(&self, now: SimTime, missing: Option<(u32, u16)>) -> Transmit {
-        let (ts_echo_ms, hold_ms) =
-            self.last_ts.map_or((0, 0), |(ts, at)| (ts, (now.since(at).0 / 1_000_000) as u32));
+        let (ts_echo_ms, hold_ms) = self.last_ts.map_or((0, 0), |(ts, at)| (ts, (now.since(at).0 / 1_000_000) as u32));
         let h = Nak {
             receiver: self.me.0,
             rx_loss: loss_to_wire(self.p),

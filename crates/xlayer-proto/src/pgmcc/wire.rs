@@ -262,14 +262,8 @@ mod tests {
 
     #[test]
     fn feedback_layouts_are_pinned() {
-        let nak = Nak {
-            receiver: 9,
-            rx_loss: 0x0102,
-            rxw_lead: 40,
-            missing: Some((37, 2)),
-            ts_echo_ms: 1000,
-            hold_ms: 12,
-        };
+        let nak =
+            Nak { receiver: 9, rx_loss: 0x0102, rxw_lead: 40, missing: Some((37, 2)), ts_echo_ms: 1000, hold_ms: 12 };
         let b = Header::Nak(nak).encode();
         assert_eq!(b.len(), NAK_BYTES as usize);
         assert_eq!(&b[..4], &[0x21, 0, 1, 2], "kind, flags, rx_loss");

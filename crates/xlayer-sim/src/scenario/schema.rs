@@ -243,6 +243,8 @@ pub enum Protocol {
     Udp,
     /// The reliable UDP with DBP's rate control (Jayaram & Rhee); see `[flow.rudp]`.
     Rudp,
+    /// PGMCC multicast congestion control (Rizzo); see `[flow.pgmcc]`.
+    Pgmcc,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -251,11 +253,12 @@ pub struct FlowSpec {
     /// Unique flow name. Default: "flow<index>".
     #[serde(default)]
     pub name: Option<String>,
-    /// "tcp", "udp" or "rudp" (the reliable UDP under DBP). Required.
+    /// "tcp", "udp", "rudp" (the reliable UDP under DBP) or "pgmcc". Required.
     pub protocol: Protocol,
     /// Sending host. Required.
     pub src: String,
-    /// Receiving host, or the name of a `[[group]]` (UDP flows only). Required.
+    /// Receiving host, or the name of a `[[group]]` (UDP and PGMCC flows only).
+    /// Required.
     pub dst: String,
     /// What the application sends. Required.
     pub app: AppSpec,
@@ -293,6 +296,9 @@ pub struct FlowSpec {
     /// field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rudp: Option<super::rudp::RudpSpec>,
+    /// PGMCC parameters (only for protocol = "pgmcc"). Default: see each field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgmcc: Option<super::pgmcc::PgmccSpec>,
     /// Service class asked of link layers that schedule by class (the W-CDMA L2
     /// priority scheduler): "realtime" or "best_effort". Default: "realtime" for CBR
     /// applications, "best_effort" otherwise.
