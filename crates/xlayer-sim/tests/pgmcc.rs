@@ -84,3 +84,39 @@ fn pgmcc_against_tcp_on_one_bottleneck() {
     let total = (mc.app_rx_bytes + tcp.app_rx_bytes) as f64 * 8.0 / 200.0;
     assert!(total > 0.8 * 2e6, "the bottleneck is used: {total}");
 }
+
+#[test]
+fn bad_pgmcc_settings_name_the_field() {
+    let base = r#"
+        [simulation]
+        duration = "1s"
+        [[node]]
+        name = "a"
+        [[node]]
+        name = "b"
+        [[link]]
+        a = "a"
+        b = "b"
+        rate = "1Mbps"
+        delay = "1ms"
+        [[group]]
+        name = "g"
+        members = [{ node = "b" }]
+        [[flow]]
+        src = "a"
+        dst = "g"
+    "#;
+    let err = |flow: &str| xlayer_sim::Scenario::from_toml(&format!("{base}{flow}")).expect_err(flow).to_string();
+    let e = err("protocol = \"tcp\"\napp = { kind = \"bulk\" }");
+    assert!(e.contains("flow[0].dst") && e.contains("only UDP and PGMCC flows go to groups"), "{e}");
+    let e = err("protocol = \"pgmcc\"\napp = { kind = \"cbr\", rate = \"1Mbps\", packet_size = \"1000B\" }");
+    assert!(e.contains("flow[0].app.kind") && e.contains("\"bulk\" or \"file\""), "{e}");
+    let e = err("protocol = \"pgmcc\"\napp = { kind = \"bulk\" }\npgmcc = { switch_ratio = 1.5 }");
+    assert!(e.contains("flow[0].pgmcc.switch_ratio") && e.contains("(0, 1]"), "{e}");
+    let e = err("protocol = \"pgmcc\"\napp = { kind = \"bulk\" }\npgmcc = { packet_size = \"16B\" }");
+    assert!(e.contains("flow[0].pgmcc.packet_size") && e.contains("17B"), "{e}");
+    let e = err("protocol = \"udp\"\napp = { kind = \"cbr\", rate = \"1Mbps\", packet_size = \"1000B\" }\npgmcc = {}");
+    assert!(e.contains("flow[0].pgmcc") && e.contains("only PGMCC flows"), "{e}");
+    let ok = format!("{base}protocol = \"pgmcc\"\napp = {{ kind = \"bulk\" }}\npgmcc = {{ loss_indication = true }}");
+    xlayer_sim::Scenario::from_toml(&ok).expect("a MOD PGMCC flow to a group");
+}

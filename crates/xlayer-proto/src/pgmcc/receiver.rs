@@ -287,3 +287,112 @@ impl Endpoint for PgmccReceiver {
         f("is_acker", if self.is_acker { 1.0 } else { 0.0 });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{FlowId, TrafficClass};
+    use crate::time::SimDur;
+
+    fn data(seq: u32, acker: Option<u32>, mark: Option<bool>) -> Packet {
+        let header = Header::Odata(Odata { seq, timestamp_ms: seq, acker }).encode();
+        let mut p = Packet {
+            uid: u64::from(seq),
+            flow: FlowId(0),
+            dir: Dir::Forward,
+            src: Addr(0),
+            dst: Addr::group(0),
+            size_bytes: 1028,
+            sent_at: SimTime::ZERO,
+            class: TrafficClass::BestEffort,
+            transport: Transport::Datagram(Datagram { header, payload_bytes: 1000 }),
+            notes: None,
+        };
+        if mark.is_some() {
+            p.notes_mut().upstream_loss = mark;
+        }
+        p
+    }
+
+    fn sent(r: &mut PgmccReceiver, now: SimTime) -> Vec<Header> {
+        std::iter::from_fn(|| r.poll_transmit(now))
+            .map(|t| match t.transport {
+                Transport::Datagram(d) => Header::decode(&d.header).expect("valid"),
+                _ => unreachable!(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_loss_filter_is_the_drafts_ewma() {
+        // Every 100th packet arrives, 99 are lost between: p after each arrival settles
+        // at the fixed point of p ← (1 − α)((1 − α)^99·p + 1 − (1 − α)^99).
+        let mut r = PgmccReceiver::new(PgmccConfig::default(), Addr(1));
+        let mut seq = 0;
+        for _ in 0..200 {
+            r.handle_packet(SimTime::ZERO, &data(seq, Some(9), None));
+            seq += 100;
+        }
+        let a = PgmccConfig::default().loss_gain;
+        let k = (1.0 - a).powi(99);
+        let fixed = (1.0 - a) * (1.0 - k) / (1.0 - (1.0 - a) * k);
+        assert!((r.loss_rate() - fixed).abs() < 1e-9, "{} vs {fixed}", r.loss_rate());
+        assert_eq!(r.congestion_losses(), 199 * 99);
+    }
+
+    #[test]
+    fn mod_excuses_a_gap_ending_at_a_no_loss_mark_and_leg_does_not() {
+        for (indication, mark, radio) in
+            [(true, Some(false), true), (true, Some(true), false), (true, None, false), (false, Some(false), false)]
+        {
+            let cfg = PgmccConfig { loss_indication: indication, ..PgmccConfig::default() };
+            let mut r = PgmccReceiver::new(cfg, Addr(1));
+            r.handle_packet(SimTime::ZERO, &data(0, Some(1), None));
+            r.handle_packet(SimTime::ZERO, &data(3, Some(1), mark));
+            let acks = sent(&mut r, SimTime::ZERO);
+            let Some(Header::Ack(a)) = acks.last() else { panic!("the acker ACKs") };
+            assert_eq!(a.rxw_lead, 3);
+            if radio {
+                assert_eq!((r.radio_losses_ignored(), r.congestion_losses(), r.loss_rate()), (2, 0, 0.0));
+                assert_eq!(a.bitmap & 0xf, 0b1111, "radio losses reported as received");
+            } else {
+                assert_eq!((r.radio_losses_ignored(), r.congestion_losses()), (0, 2), "{indication} {mark:?}");
+                assert_eq!(a.bitmap & 0xf, 0b1001);
+                assert!(r.loss_rate() > 0.0);
+            }
+        }
+    }
+
+    #[test]
+    fn a_nak_waits_its_backoff_and_an_ncf_suppresses_it() {
+        let cfg = PgmccConfig { nak_backoff: SimDur::from_millis(30), ..PgmccConfig::default() };
+        let mut r = PgmccReceiver::new(cfg.clone(), Addr(2));
+        r.handle_packet(SimTime::ZERO, &data(0, Some(1), None));
+        r.handle_packet(SimTime::ZERO, &data(4, Some(1), None));
+        assert!(sent(&mut r, SimTime::ZERO).is_empty(), "not the acker: no ACK, NAK not yet due");
+        let due = r.poll_timeout().expect("a NAK pending");
+        assert!(due <= SimTime::ZERO + SimDur::from_millis(30));
+        match sent(&mut r, due).as_slice() {
+            [Header::Nak(n)] => assert_eq!((n.receiver, n.missing, n.rxw_lead), (2, Some((1, 3)), 4)),
+            other => panic!("{other:?}"),
+        }
+        // The same gap at another receiver, confirmed by the sender before its backoff.
+        let mut q = PgmccReceiver::new(cfg, Addr(3));
+        q.handle_packet(SimTime::ZERO, &data(0, Some(1), None));
+        q.handle_packet(SimTime::ZERO, &data(4, Some(1), None));
+        let ncf = Header::Ncf(Ncf { first: 1, count: 3 }).encode();
+        let mut p = data(0, None, None);
+        p.transport = Transport::Datagram(Datagram { header: ncf, payload_bytes: 12 });
+        q.handle_packet(SimTime::ZERO, &p);
+        assert_eq!((q.poll_timeout(), q.naks_sent()), (None, 0));
+        // A late packet trims the range it fills.
+        let mut l = PgmccReceiver::new(PgmccConfig::default(), Addr(4));
+        l.handle_packet(SimTime::ZERO, &data(0, Some(1), None));
+        l.handle_packet(SimTime::ZERO, &data(3, Some(1), None));
+        l.handle_packet(SimTime::ZERO, &data(1, Some(1), None));
+        match sent(&mut l, SimTime::MAX).as_slice() {
+            [Header::Nak(n)] => assert_eq!(n.missing, Some((2, 1))),
+            other => panic!("{other:?}"),
+        }
+    }
+}
