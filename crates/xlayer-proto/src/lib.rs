@@ -10,10 +10,12 @@
 pub mod agents;
 pub mod app;
 pub mod dbp;
+pub mod draws;
 pub mod endpoint;
 pub mod l2;
 pub mod mcast;
 pub mod packet;
+pub mod pgmcc;
 pub mod rlc;
 pub mod tcp;
 pub mod testing;

@@ -11,12 +11,13 @@ use crate::packet::{Packet, Transport};
 /// - UDP: the application sequence number (`UdpHeader::seq`; CBR counts from 0, one per
 ///   datagram).
 /// - TFMCC: the DATA header's sequence number (RFC 4654 §3.1).
+/// - PGMCC: the ODATA header's sequence number (draft-ietf-rmt-bb-pgmcc-03 §4).
 ///
 /// Other transports that encode their own header in a UDP payload answer `None`.
 pub fn data_seq(pkt: &Packet) -> Option<u64> {
     match &pkt.transport {
         Transport::Udp(h) => Some(h.seq),
-        Transport::Datagram(d) => crate::tfmcc::data_seq(&d.header),
+        Transport::Datagram(d) => crate::tfmcc::data_seq(&d.header).or_else(|| crate::pgmcc::data_seq(&d.header)),
         Transport::Tcp(_) => None,
     }
 }
@@ -68,5 +69,17 @@ mod tests {
         };
         assert_eq!(data_seq(&pkt(Header::Data(d).encode())), Some(77));
         assert_eq!(data_seq(&pkt(Header::Feedback(f).encode())), None);
+    }
+
+    #[test]
+    fn pgmcc_odata_answers_its_sequence_number_and_ncf_none() {
+        use crate::pgmcc::wire::{Header, Ncf, Odata};
+        let pkt = |h: Box<[u8]>| Packet {
+            transport: Transport::Datagram(Datagram { header: h, payload_bytes: 1000 }),
+            ..Packet::udp(1, FlowId(0), Addr(0), Addr::group(0), 1028, 0)
+        };
+        let data = Header::Odata(Odata { seq: 9, timestamp_ms: 3, acker: Some(4) }).encode();
+        assert_eq!(data_seq(&pkt(data)), Some(9));
+        assert_eq!(data_seq(&pkt(Header::Ncf(Ncf { first: 9, count: 1 }).encode())), None);
     }
 }

@@ -106,30 +106,6 @@ pub fn tcp_rate_bps(s_bytes: f64, rtt_s: f64, p: f64) -> f64 {
     8.0 * s_bytes / (rtt_s * ((2.0 * p / 3.0).sqrt() + 12.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p)))
 }
 
-/// The receivers' feedback-timer draws: SplitMix64 (Steele, Lea & Flood, OOPSLA 2014),
-/// a small named generator, so the protocol crate needs no RNG dependency.
-#[derive(Clone, Debug)]
-pub(crate) struct Draws(u64);
-
-impl Draws {
-    pub(crate) fn new(seed: u64, stream: u64) -> Self {
-        let mut d = Draws(seed ^ stream.rotate_left(29));
-        d.next_u64();
-        d
-    }
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in (0, 1] with 53 random bits.
-    pub(crate) fn unit_open_zero(&mut self) -> f64 {
-        ((self.next_u64() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-}
-
 #[cfg(test)]
 mod equation_tests {
     use super::*;
@@ -142,16 +118,5 @@ mod equation_tests {
             let got = tcp_rate_bps(1000.0, 0.1, p) / 8.0;
             assert!((got - bytes_per_s).abs() < 1.0, "p = {p}: {got} vs {bytes_per_s}");
         }
-    }
-
-    #[test]
-    fn draws_are_in_the_half_open_unit_interval_with_mean_one_half() {
-        let mut d = Draws::new(1, 2);
-        let xs: Vec<f64> = (0..100_000).map(|_| d.unit_open_zero()).collect();
-        assert!(xs.iter().all(|&x| x > 0.0 && x <= 1.0));
-        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        // Standard error of the mean: sqrt(1/12 / 1e5) ≈ 0.0009; 5 sigma.
-        assert!((mean - 0.5).abs() < 0.0046, "{mean}");
-        assert_ne!(Draws::new(1, 2).unit_open_zero(), Draws::new(1, 3).unit_open_zero());
     }
 }

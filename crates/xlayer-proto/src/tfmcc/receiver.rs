@@ -26,7 +26,8 @@
 
 use super::loss::LossHistory;
 use super::wire::{DataHeader, FeedbackHeader, Header, DATA_HEADER_BYTES, FEEDBACK_HEADER_BYTES};
-use super::{tcp_rate_bps, Draws, TfmccConfig};
+use super::{tcp_rate_bps, TfmccConfig};
+use crate::draws::Draws;
 use crate::endpoint::{AppCommand, Endpoint, Transmit};
 use crate::packet::{Addr, Datagram, Dir, Packet, Transport, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::time::{SimDur, SimTime};

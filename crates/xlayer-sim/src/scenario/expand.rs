@@ -3,7 +3,7 @@
 //! draw functions the source calls), and an arrival process's flows.
 //!
 //! Every draw comes from a stream named after the flow (`flow:<name>:start`, `:size`,
-//! `:arrivals`, `:on`, `:off`), so adding, removing or reordering flows never changes
+//! `:arrivals`, `:on`, `:off`, `:feedback`), so adding, removing or reordering flows never changes
 //! another flow's draws.
 
 use super::dist::{Cdf, TimeSpec};
@@ -12,6 +12,7 @@ use super::schema::*;
 use super::topology;
 use super::ScenarioError;
 use crate::engine::{stream, Rng};
+use rand::RngCore;
 use std::collections::HashMap;
 use xlayer_proto::app::PeriodFn;
 use xlayer_proto::{Addr, SimDur, SimTime};
@@ -49,6 +50,7 @@ pub(crate) fn expand(
     let mut size_rng = rng("size");
     let mut file_bytes = || size.map(|z| z.draw(&mut size_rng, cdf.as_ref()));
     let place = |name: String, start: SimTime, file_bytes: Option<u64>| FlowPlace {
+        feedback_seed: stream(seed, run, &format!("flow:{name}:feedback")).next_u64(),
         name,
         src: index_of(&f.src),
         dst,
@@ -57,18 +59,14 @@ pub(crate) fn expand(
         stop,
         file_bytes,
         on_off: None,
-        protocol_seed: {
-            use rand::RngCore;
-            rng("protocol").next_u64()
-        },
     };
     let random_start = f.start.as_ref().is_some_and(TimeSpec::is_random);
     let random_size = size.is_some_and(|z| z.is_random());
-    // TFMCC receivers draw their feedback timers.
-    let random_protocol = f.protocol == Protocol::Tfmcc;
+    // TFMCC and PGMCC receivers draw their feedback timers (stream `flow:<name>:feedback`).
+    let random_feedback = matches!(f.protocol, Protocol::Tfmcc | Protocol::Pgmcc);
     let Some(arrivals) = &f.arrivals else {
         let mut p = place(name.clone(), start, file_bytes());
-        let mut random = random_start || random_size || random_protocol;
+        let mut random = random_start || random_size || random_feedback;
         if let Some(o) = &f.on_off {
             p.on_off = Some((period(&o.on, rng("on")), period(&o.off, rng("off"))));
             random |= o.on.is_random() || o.off.is_random();
@@ -83,7 +81,7 @@ pub(crate) fn expand(
             place(format!("{name}#{k}"), at, file_bytes())
         })
         .collect();
-    Ok(Expanded { places, random: random_start || random_size || random_protocol || arrivals.is_random() })
+    Ok(Expanded { places, random: random_start || random_size || random_feedback || arrivals.is_random() })
 }
 
 /// A draw function over the period's own stream.

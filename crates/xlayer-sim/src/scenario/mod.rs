@@ -5,6 +5,7 @@ mod budget;
 mod builder;
 pub mod dist;
 mod expand;
+pub mod pgmcc;
 pub mod radio;
 mod registry;
 pub mod rudp;

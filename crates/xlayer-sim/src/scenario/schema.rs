@@ -262,6 +262,8 @@ pub enum Protocol {
     Rudp,
     /// TFMCC multicast congestion control (RFC 4654); see `[flow.tfmcc]`.
     Tfmcc,
+    /// PGMCC multicast congestion control (Rizzo); see `[flow.pgmcc]`.
+    Pgmcc,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -270,11 +272,12 @@ pub struct FlowSpec {
     /// Unique flow name. Default: "flow<index>".
     #[serde(default)]
     pub name: Option<String>,
-    /// "tcp", "udp", "rudp" (the reliable UDP under DBP) or "tfmcc". Required.
+    /// "tcp", "udp", "rudp" (the reliable UDP under DBP), "tfmcc" or "pgmcc". Required.
     pub protocol: Protocol,
     /// Sending host. Required.
     pub src: String,
-    /// Receiving host, or the name of a `[[group]]` (UDP and TFMCC flows only). Required.
+    /// Receiving host, or the name of a `[[group]]` (UDP, TFMCC and PGMCC flows only).
+    /// Required.
     pub dst: String,
     /// What the application sends. Required.
     pub app: AppSpec,
@@ -315,6 +318,9 @@ pub struct FlowSpec {
     /// TFMCC parameters (only for protocol = "tfmcc"). Default: see each field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tfmcc: Option<super::tfmcc::TfmccSpec>,
+    /// PGMCC parameters (only for protocol = "pgmcc"). Default: see each field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgmcc: Option<super::pgmcc::PgmccSpec>,
     /// Service class asked of link layers that schedule by class (the W-CDMA L2
     /// priority scheduler): "realtime" or "best_effort". Default: "realtime" for CBR
     /// applications, "best_effort" otherwise.

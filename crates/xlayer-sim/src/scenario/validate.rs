@@ -241,10 +241,10 @@ impl Scenario {
         let at = |field: &str| format!("flow[{i}].{field}");
         let mut ends = vec![("src", &f.src)];
         if let Some(g) = self.group(&f.dst) {
-            if !matches!(f.protocol, Protocol::Udp | Protocol::Tfmcc) {
+            if !matches!(f.protocol, Protocol::Udp | Protocol::Tfmcc | Protocol::Pgmcc) {
                 return Err(ScenarioError::at(
                     at("dst"),
-                    format!("`{}` is a group; only UDP and TFMCC flows go to groups", f.dst),
+                    format!("`{}` is a group; only UDP, TFMCC and PGMCC flows go to groups", f.dst),
                 ));
             }
             if self.groups[g].members.iter().any(|m| m.node == f.src) {
@@ -275,6 +275,9 @@ impl Scenario {
                     "UDP flows take \"cbr\"; \"bulk\" and \"file\" need TCP or the reliable UDP (\"rudp\")",
                 ))
             }
+            (Protocol::Pgmcc, AppSpec::Cbr { .. }) => {
+                return Err(ScenarioError::at(at("app.kind"), "PGMCC flows take \"bulk\" or \"file\""))
+            }
             (Protocol::Rudp, AppSpec::Cbr { .. }) => return Err(ScenarioError::at(
                 at("app.kind"),
                 "reliable-UDP flows take \"bulk\" or \"file\" (a constant-rate probe is rudp.control = \"constant\")",
@@ -297,7 +300,7 @@ impl Scenario {
             return Err(ScenarioError::at(at("tcp"), "only TCP flows take TCP parameters"));
         }
         match (&f.rudp, f.protocol) {
-            (Some(_), Protocol::Tcp | Protocol::Udp | Protocol::Tfmcc) => {
+            (Some(_), Protocol::Tcp | Protocol::Udp | Protocol::Tfmcc | Protocol::Pgmcc) => {
                 return Err(ScenarioError::at(at("rudp"), "only reliable-UDP flows (protocol = \"rudp\") take it"))
             }
             (Some(r), Protocol::Rudp) => r.validate(&at("rudp"))?,
@@ -307,6 +310,13 @@ impl Scenario {
             (Some(t), Protocol::Tfmcc) => t.validate(&at("tfmcc"))?,
             (Some(_), _) => {
                 return Err(ScenarioError::at(at("tfmcc"), "only TFMCC flows (protocol = \"tfmcc\") take it"))
+            }
+            _ => {}
+        }
+        match (&f.pgmcc, f.protocol) {
+            (Some(p), Protocol::Pgmcc) => p.validate(&at("pgmcc"))?,
+            (Some(_), _) => {
+                return Err(ScenarioError::at(at("pgmcc"), "only PGMCC flows (protocol = \"pgmcc\") take it"))
             }
             _ => {}
         }

@@ -433,8 +433,13 @@ mod tests {
 
     #[test]
     fn a_group_packet_takes_one_transmission_and_unicast_attempts_cost_air_time() {
-        let cfg =
-            MbmsConfig { rate_bps: 100_000, delay: SimDur::ZERO, buffer_pkts: 10, unicast_attempts: 3, group_attempts: 1 };
+        let cfg = MbmsConfig {
+            rate_bps: 100_000,
+            delay: SimDur::ZERO,
+            buffer_pkts: 10,
+            unicast_attempts: 3,
+            group_attempts: 1,
+        };
         // UE 9 always loses (p just below 1 draws "lost" but for u < p).
         let ues = [0.0, 0.999_999_999]
             .iter()
@@ -471,8 +476,13 @@ mod tests {
     #[test]
     fn group_repair_resends_to_the_members_that_missed_and_costs_air_time() {
         // UE 9 loses half of what is sent to it; 4 attempts per group packet.
-        let cfg =
-            MbmsConfig { rate_bps: 100_000, delay: SimDur::ZERO, buffer_pkts: 10, unicast_attempts: 1, group_attempts: 4 };
+        let cfg = MbmsConfig {
+            rate_bps: 100_000,
+            delay: SimDur::ZERO,
+            buffer_pkts: 10,
+            unicast_attempts: 1,
+            group_attempts: 4,
+        };
         let ues = [0.0, 0.5]
             .iter()
             .enumerate()
