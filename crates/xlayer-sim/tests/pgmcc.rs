@@ -43,10 +43,12 @@ fn a_group_flow_follows_its_slowest_branch() {
     let c = r.conservation;
     assert!(c.holds(), "{c:?}");
     let (m1, m2, m3) = (row(&r.flows, "m1"), row(&r.flows, "m2"), row(&r.flows, "m3"));
-    // m3 is the acker: the ACKs come from it. m1 and m2 lose nothing and send at most
-    // their election request at the start (one packet each on the reverse path).
+    // m3 is the acker: the ACKs come from it. m1 and m2 lose nothing; whichever election
+    // request reaches the sender first makes its receiver acker until m3's loss reports
+    // take the role (draft §3.3), so they send at most that first tenure's ACKs.
     assert!(m3.ack_tx_packets > 1000, "{}", m3.ack_tx_packets);
-    assert!(m1.ack_tx_packets <= 1 && m2.ack_tx_packets <= 1, "{} {}", m1.ack_tx_packets, m2.ack_tx_packets);
+    let others = m1.ack_tx_packets + m2.ack_tx_packets;
+    assert!(others * 20 <= m3.ack_tx_packets, "{} {} vs {}", m1.ack_tx_packets, m2.ack_tx_packets, m3.ack_tx_packets);
     // One rate for all: m3's branch runs near full (a TCP-like sawtooth over a 20-packet
     // queue keeps it busy most of the time) and no faster.
     let m3_bps = m3.app_rx_bytes as f64 * 8.0 / 60.0;
