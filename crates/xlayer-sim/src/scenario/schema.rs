@@ -380,6 +380,10 @@ pub struct TcpSpec {
     /// recovered by tail-loss probes, RFC 8985 §7 style; for TCP over a link layer that
     /// does the error control). Default: "on".
     pub rto: Option<RtoSpec>,
+    /// React to the path's congestion notices (a `wireless_atm` hop with `abr` set sends
+    /// one per backward RM cell with CI = 1): at most one window reduction per window of
+    /// data, as to an ECN-Echo (RFC 3168 §6.1.2). Default: false (notices ignored).
+    pub congestion_notice: Option<bool>,
 }
 
 /// A TCP congestion controller.
