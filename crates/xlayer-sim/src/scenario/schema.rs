@@ -89,6 +89,7 @@ pub struct Output {
     #[serde(default = "default_series_interval")]
     pub series_interval: Duration,
     /// Links to capture when captures are requested (`--pcap`); empty means all links.
+    /// A `wireless_atm` radio is captured by its name, as AAL5 frames (LINKTYPE_SUNATM).
     /// Default: [].
     #[serde(default)]
     pub pcap_links: Vec<String>,

@@ -142,6 +142,9 @@ pub struct WirelessAtm<A: Aal> {
     /// packet to arrive (the VC's source, for notices).
     abr: Option<Abr>,
     vc_source: Option<NoticeTo>,
+    /// The packet the last `enqueue` admitted (what a capture of the hop writes): a copy,
+    /// since the hop may deliver it before the world's clock moves.
+    admitted: Option<Packet>,
     /// Drops from `enqueue` (released at once) and outputs with their times.
     immediate: VecDeque<LinkOutput>,
     timed: VecDeque<(SimTime, LinkOutput)>,
@@ -175,6 +178,7 @@ impl<A: Aal> WirelessAtm<A> {
             status_air: VecDeque::new(),
             abr: None,
             vc_source: None,
+            admitted: None,
             immediate: VecDeque::new(),
             timed: VecDeque::new(),
             blocked: None,
@@ -394,6 +398,7 @@ impl<A: Aal> WirelessAtm<A> {
             return;
         }
         let to = (pkt.flow, pkt.src.0);
+        let copy = pkt.clone();
         let waiting = self.waiting_cells();
         let id = self.store.insert(pkt);
         if !self.tx.enqueue_sdu(id, bytes, SduParams { max_retx: self.cfg.max_retx }) {
@@ -402,6 +407,7 @@ impl<A: Aal> WirelessAtm<A> {
             return;
         }
         self.vc_source = Some(to);
+        self.admitted = Some(copy);
         if let Some(abr) = &mut self.abr {
             abr.on_arrival(id, waiting);
         }
@@ -418,6 +424,7 @@ impl<A: Aal> WirelessAtm<A> {
 impl<A: Aal> LinkModel for WirelessAtm<A> {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
         self.now = self.now.max(now);
+        self.admitted = None;
         self.run();
         to.each_copy(pkt, |pkt, node| {
             debug_assert_eq!(node, self.node, "a wireless ATM hop serves one mobile");
@@ -455,6 +462,12 @@ impl<A: Aal> LinkModel for WirelessAtm<A> {
             return Some(out);
         }
         None
+    }
+
+    /// The packet the base station's AAL just took in: a capture of the hop sees each
+    /// packet as one AAL frame at the ATM layer, when it enters the port.
+    fn last_on_wire(&self) -> Option<&Packet> {
+        self.admitted.as_ref()
     }
 
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
