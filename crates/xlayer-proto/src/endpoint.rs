@@ -78,6 +78,11 @@ pub trait Endpoint: Send + Sync {
     /// Cross-layer inputs from the host's other layers (default: ignored).
     fn cross_layer(&mut self, _now: SimTime, _info: &CrossLayerInfo) {}
 
+    /// A lower layer on this flow's path reported congestion to its sending host (an ATM
+    /// backward RM cell with CI = 1, TM 4.0 §5.10.4); sent to the flow's sender only
+    /// (default: ignored).
+    fn congestion_notice(&mut self, _now: SimTime) {}
+
     /// Bytes delivered in order to the receiving application so far (0 for pure senders).
     fn app_delivered_bytes(&self) -> u64 {
         0

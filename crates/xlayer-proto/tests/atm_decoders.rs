@@ -1,6 +1,6 @@
 //! Fuzzing every decoder of `l2::atm`: the cell header with its HEC (detection and the
 //! I.432.1 correcting receiver), the AAL5 CPCS-PDU and reassembler, and the AAL-X CPCS-PDU,
-//! CP-ARQ PDU and control packet. Inputs, from a fixed xoshiro stream:
+//! CP-ARQ PDU and control packet, and the ABR RM cell (TM 4.0). Inputs, from a fixed xoshiro stream:
 //!
 //! - random octets of a random length (lengths near the format's cell multiples);
 //! - valid encodings of random values, which must round-trip (`decode(encode(x)) == x`);
@@ -12,7 +12,7 @@
 //! kind); everything a decoder accepts re-encodes to a value it decodes to the same
 //! thing (and, for the canonical formats — cells, CP-ARQ PDUs — to the same octets).
 //!
-//! The default run draws 10,000 inputs for each of the five formats (about 70,000
+//! The default run draws 10,000 inputs for each of the six formats (about 80,000
 //! decodes with the HEC receiver and the reassembler's frames; 0.3 s). The long
 //! campaign, counts from the environment:
 //!
@@ -28,7 +28,8 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use xlayer_proto::l2::atm::aal5::{self, Aal5Reassembler, Aal5Sdu};
 use xlayer_proto::l2::atm::aalx::{ControlPacket, CpArqPdu, CpcsPdu};
-use xlayer_proto::l2::atm::crc::{crc16_x25, crc32_aal5, hec};
+use xlayer_proto::l2::atm::crc::{crc10_atm_bits, crc16_x25, crc32_aal5, hec};
+use xlayer_proto::l2::atm::rm::{AbrRate, RmCell, RmDir};
 use xlayer_proto::l2::atm::{Cell, CellHeader, HecReceiver, Pti};
 
 /// Outcomes of one decoder.
@@ -128,6 +129,17 @@ fn reseal_crc16(b: &mut [u8], back: usize) {
     if n >= back {
         let c = crc16_x25(&b[..n - back]);
         b[n - back..n - back + 2].copy_from_slice(&c.to_le_bytes());
+    }
+}
+
+/// CRC-10 in the last 10 bits of a 48-octet RM payload, over the 374 bits before it.
+fn reseal_crc10(b: &mut [u8]) {
+    if b.len() == 48 {
+        b[46] &= 0xFC;
+        b[47] = 0;
+        let c = crc10_atm_bits(b, 374);
+        b[46] |= (c >> 8) as u8;
+        b[47] = c as u8;
     }
 }
 
@@ -343,6 +355,50 @@ fn fuzz_control(rng: &mut Rng64, cases: u64) -> Tally {
     t
 }
 
+fn fuzz_rm(rng: &mut Rng64, cases: u64) -> Tally {
+    let mut t = Tally::default();
+    for _ in 0..cases {
+        let rm = RmCell {
+            dir: if rng.random() { RmDir::Backward } else { RmDir::Forward },
+            bn: rng.random(),
+            ci: rng.random(),
+            ni: rng.random(),
+            ra: rng.random(),
+            er: AbrRate::from_bits(rng.random()),
+            ccr: AbrRate::from_bits(rng.random()),
+            mcr: AbrRate::from_bits(rng.random()),
+            ql: rng.random(),
+            sn: rng.random(),
+        };
+        let enc = rm.encode();
+        let input = match rng.random_range(0..3) {
+            0 => {
+                assert_eq!(RmCell::decode(&enc), Ok(rm));
+                t.round_trips += 1;
+                enc.to_vec()
+            }
+            1 => mutate(rng, enc.to_vec(), &reseal_crc10),
+            _ => {
+                let n = if rng.random_bool(0.8) { 48 } else { rng.random_range(0..=60) };
+                let mut b = noise(rng, n);
+                if rng.random_bool(0.5) {
+                    if rng.random_bool(0.5) && !b.is_empty() {
+                        b[0] = 1; // reach the fields behind the protocol ID
+                    }
+                    reseal_crc10(&mut b);
+                }
+                b
+            }
+        };
+        let r = RmCell::decode(&input);
+        t.record(&r);
+        if let Ok(c) = r {
+            assert_eq!(RmCell::decode(&c.encode()), Ok(c), "an accepted RM cell re-encodes to itself");
+        }
+    }
+    t
+}
+
 fn campaign(cases: u64, seed: u64) -> Vec<(&'static str, Tally)> {
     let mut rng = Rng64::seed_from_u64(seed);
     let [cell, hec_rx] = fuzz_cells(&mut rng, cases);
@@ -355,6 +411,7 @@ fn campaign(cases: u64, seed: u64) -> Vec<(&'static str, Tally)> {
         ("AAL-X CPCS-PDU", fuzz_cpcs(&mut rng, cases)),
         ("AAL-X CP-ARQ PDU", fuzz_cp_arq(&mut rng, cases)),
         ("AAL-X control packet", fuzz_control(&mut rng, cases)),
+        ("ABR RM cell", fuzz_rm(&mut rng, cases)),
     ]
 }
 

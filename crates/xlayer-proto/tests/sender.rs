@@ -418,3 +418,41 @@ fn a_timeout_inside_fast_recovery_never_raises_ssthresh() {
     assert_eq!(h.tx.cwnd_bytes(), 1000);
     assert_eq!(h.tx.stats().timeouts, 1);
 }
+
+/// A lower layer's congestion notice (`TcpConfig::congestion_notice`) is answered as an
+/// ECN-Echo (RFC 3168 §6.1.2): ssthresh = max(FlightSize / 2, 2·SMSS), cwnd = ssthresh,
+/// nothing retransmitted, and no second reduction until the data outstanding at the
+/// first one is acknowledged. Off (the default), notices change nothing.
+#[test]
+fn congestion_notice_reduces_once_per_window() {
+    let mut off = harness(&cfg(10), 1 << 30);
+    assert_eq!(off.send().len(), 10);
+    off.tx.on_congestion_notice(off.now);
+    assert_eq!(off.tx.cwnd_bytes(), 10 * MSS);
+    assert_eq!(off.tx.stats().congestion_notices, 0);
+
+    let mut h = harness(&TcpConfig { congestion_notice: true, ..cfg(10) }, 1 << 30);
+    assert_eq!(h.send().len(), 10);
+    h.tx.on_congestion_notice(h.now);
+    assert_eq!(h.tx.ssthresh_bytes(), 5 * MSS);
+    assert_eq!(h.tx.cwnd_bytes(), 5 * MSS);
+    assert!(h.send().is_empty(), "no retransmission, and the flight (10) is above cwnd (5)");
+    // A second notice inside the same window is ignored.
+    h.at(ms(10)).ack(5 * MSS);
+    h.tx.on_congestion_notice(h.now);
+    assert_eq!(h.tx.ssthresh_bytes(), 5 * MSS);
+    let sent = h.send();
+    assert!(sent.iter().all(|s| !s.retransmission));
+    // Once the window of the first reduction is acknowledged, a notice reduces again.
+    let top = h.tx.snd_max();
+    h.at(ms(20)).ack(top);
+    let flight_before = h.tx.bytes_in_flight();
+    assert_eq!(flight_before, 0);
+    let more = h.send();
+    assert!(!more.is_empty());
+    h.tx.on_congestion_notice(h.now);
+    let flight = h.tx.bytes_in_flight();
+    assert_eq!(h.tx.ssthresh_bytes(), (flight / 2).max(2 * MSS));
+    assert_eq!(h.tx.stats().congestion_notices, 3);
+    assert_eq!(h.tx.stats().notice_reductions, 2);
+}

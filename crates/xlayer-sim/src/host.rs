@@ -233,6 +233,14 @@ impl World {
         }
     }
 
+    /// A link's congestion notice for the sender of `flow`, which sits at `node`.
+    pub(crate) fn congestion_notice(&mut self, flow: FlowId, node: u32) {
+        let e = self.flows[flow.0 as usize].sender;
+        debug_assert_eq!(self.endpoints[e as usize].node, node, "a notice goes to the flow's sender");
+        self.endpoints[e as usize].ep.congestion_notice(self.now);
+        self.drive(e);
+    }
+
     /// Layer-7 information changed at `node`: tell every receiving endpoint there the
     /// total declared rate of the real-time streams now arriving at it.
     fn announce_cross_layer(&mut self, node: u32) {

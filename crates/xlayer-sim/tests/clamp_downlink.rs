@@ -77,6 +77,7 @@ fn drive(l: &mut SharedDownlink, receivers: &[u32], end: SimTime, backlog: u64, 
                     }
                 }
                 LinkOutput::Dropped { pkt, cause } => t.dropped.push((pkt, cause)),
+                LinkOutput::Notify { .. } => panic!("the downlink sends no notices"),
             }
         }
         for (u, &r) in receivers.iter().enumerate() {

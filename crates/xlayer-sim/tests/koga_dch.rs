@@ -81,6 +81,7 @@ fn drive(l: &mut WcdmaDch, until: SimTime, out: &mut Vec<Out>) {
                     Out::Delivered(pkt.uid, now, retx)
                 }
                 LinkOutput::Dropped { pkt, cause } => Out::Dropped(pkt.uid, now, cause),
+                LinkOutput::Notify { .. } => panic!("the DCH sends no notices"),
             });
         }
         match l.poll_timeout() {

@@ -41,6 +41,7 @@ impl Tally {
                     self.delivered.push((now, pkt.size_bytes));
                 }
                 LinkOutput::Dropped { .. } => self.dropped += 1,
+                LinkOutput::Notify { .. } => panic!("a trace link sends no notices"),
             }
         }
     }

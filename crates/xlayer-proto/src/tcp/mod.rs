@@ -69,6 +69,10 @@ pub struct TcpConfig {
     /// The retransmission timer (RFC 6298). Off, lost tails are recovered by tail-loss
     /// probes instead ([`probe`]).
     pub rto_enabled: bool,
+    /// React to a lower layer's congestion notification ([`Endpoint::congestion_notice`]):
+    /// at most one window reduction per window of data, as to an ECN-Echo (RFC 3168
+    /// §6.1.2). Off by default: the notice is ignored.
+    pub congestion_notice: bool,
 }
 
 impl Default for TcpConfig {
@@ -90,6 +94,7 @@ impl Default for TcpConfig {
             hystart: false,
             limited_transmit: true,
             rto_enabled: true,
+            congestion_notice: false,
         }
     }
 }
@@ -167,6 +172,10 @@ impl Endpoint for TcpSource {
             AppCommand::Start => self.tcp.supply(self.app_bytes),
             AppCommand::Stop => self.tcp.close(),
         }
+    }
+
+    fn congestion_notice(&mut self, now: SimTime) {
+        self.tcp.on_congestion_notice(now);
     }
 
     fn counters(&self, f: &mut dyn FnMut(&'static str, u64)) {

@@ -32,6 +32,10 @@ pub struct SenderStats {
     pub segments_sent: u64,
     /// Tail-loss probes sent (retransmission timer off only).
     pub loss_probes: u64,
+    /// Lower-layer congestion notices received, and the window reductions they caused
+    /// (`TcpConfig::congestion_notice` on).
+    pub congestion_notices: u64,
+    pub notice_reductions: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -67,6 +71,10 @@ pub struct TcpSender {
     tail_probe: Option<TailProbe>,
     /// A probe decided at a probe-timer expiry, sent on the next poll.
     probe_send: Option<ProbeAction>,
+    /// Congestion notices reduce the window (`TcpConfig::congestion_notice`); `snd_max`
+    /// at the last reduction: notices before that is acknowledged are not acted on.
+    notice_enabled: bool,
+    notice_high: u64,
 }
 
 impl TcpSender {
@@ -91,7 +99,28 @@ impl TcpSender {
             stats: SenderStats::default(),
             tail_probe: (!cfg.rto_enabled).then(TailProbe::default),
             probe_send: None,
+            notice_enabled: cfg.congestion_notice,
+            notice_high: 0,
         }
+    }
+
+    /// A lower layer reported congestion on the path (an ATM backward RM cell with CI = 1).
+    /// Answered as an ECN-Echo (RFC 3168 §6.1.2): ssthresh and cwnd as for a loss, at most
+    /// once per window of data (not again until what was sent by now is acknowledged) and
+    /// not during loss recovery, which has reduced the window already. Nothing is
+    /// retransmitted: no data was lost.
+    pub fn on_congestion_notice(&mut self, now: SimTime) {
+        if !self.notice_enabled {
+            return;
+        }
+        self.stats.congestion_notices += 1;
+        if self.snd_una < self.notice_high || self.recovery.in_recovery() || self.snd_max == self.snd_una {
+            return;
+        }
+        self.cc.on_congestion_event(now, self.bytes_in_flight());
+        self.cc.on_recovery_exit(now, self.cc.ssthresh());
+        self.notice_high = self.snd_max;
+        self.stats.notice_reductions += 1;
     }
 
     /// The application makes `bytes` more bytes available (saturating; `u64::MAX` means

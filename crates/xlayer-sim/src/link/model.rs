@@ -25,7 +25,7 @@
 
 use super::DropCause;
 use crate::engine::Rng;
-use xlayer_proto::{Packet, SimTime};
+use xlayer_proto::{FlowId, Packet, SimTime};
 
 /// The node(s) a packet handed to a link is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +67,10 @@ pub enum LinkOutput {
     Delivered { pkt: Packet, node: u32 },
     /// The packet left the network inside the link.
     Dropped { pkt: Packet, cause: DropCause },
+    /// The link's congestion notification for the sender of `flow` at node `node` (an
+    /// ATM backward RM cell with CI = 1 reached the VC's source): no packet, the world
+    /// hands it to that endpoint (`Endpoint::congestion_notice`).
+    Notify { flow: FlowId, node: u32 },
 }
 
 /// What `enqueue` asks of the world.

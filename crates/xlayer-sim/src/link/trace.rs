@@ -479,6 +479,7 @@ mod tests {
             match o {
                 LinkOutput::Delivered { pkt, .. } => out.push((now, pkt.uid, true)),
                 LinkOutput::Dropped { pkt, .. } => out.push((now, pkt.uid, false)),
+                LinkOutput::Notify { .. } => unreachable!("a trace link sends no notices"),
             }
         }
     }

@@ -167,6 +167,7 @@ impl World {
                     self.links[link as usize].drops[cause as usize] += 1;
                     self.drop(pkt, cause);
                 }
+                LinkOutput::Notify { flow, node } => self.congestion_notice(flow, node),
             }
         }
     }

@@ -29,6 +29,11 @@ impl SduStore {
         pkt
     }
 
+    /// Whether SDU `id` is still held.
+    pub(crate) fn holds(&self, id: u64) -> bool {
+        id.checked_sub(self.base).and_then(|i| self.slots.get(i as usize)).is_some_and(Option::is_some)
+    }
+
     /// Every packet still held (for the conservation check).
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Packet> {
         self.slots.iter().flatten()

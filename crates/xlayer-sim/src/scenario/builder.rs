@@ -13,7 +13,7 @@ use crate::link::trace::TraceLink;
 use crate::link::{AnyLink, DropCause, LinkContext, WiredDir};
 use crate::net::{Group, Groups, LinkRt, NodeRt, MANY_INPUTS};
 use crate::stats::{Conservation, Series};
-use crate::trace::pcap::PcapWriter;
+use crate::trace::pcap::{Framing, PcapWriter};
 use crate::world::{Event, World};
 use std::path::Path;
 use std::sync::Arc;
@@ -95,6 +95,18 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         let mut rt =
             link_rt(&r.name, "downlink".into(), registry::radio_link(&r.model, &r.to, &ctx), RADIO_TAG, i as u32);
         rt.entity = r.name.clone();
+        // A wireless ATM hop is captured at the ATM layer (`trace::sunatm`); other radio
+        // models have no capture.
+        if let (Some(dir), Some((vpi, vci))) = (pcap_dir, r.model.atm_vc()) {
+            if s.output.pcap_links.is_empty() || s.output.pcap_links.contains(&r.name) {
+                let path = dir.join(format!("{}.pcap", r.name));
+                let w = PcapWriter::create_framed(&path, Framing::Sunatm { vpi, vci }).map_err(|e| {
+                    ScenarioError::at("output.pcap_links", format!("cannot create {}: {e}", path.display()))
+                })?;
+                captures.push(w);
+                rt.capture = Some(captures.len() - 1);
+            }
+        }
         radio_links.push(rt);
     }
     links.extend(radio_links);

@@ -65,6 +65,14 @@ fn default_limit() -> QueueLimit {
 }
 
 impl RadioModel {
+    /// The VPI/VCI of a hop captured at the ATM layer (`wireless_atm`).
+    pub fn atm_vc(&self) -> Option<(u8, u16)> {
+        match self {
+            RadioModel::WirelessAtm(_) => Some((crate::radio::atm::spec::VC.vpi, crate::radio::atm::spec::VC.vci)),
+            _ => None,
+        }
+    }
+
     /// Whether the model reports a `capacity_bps` series (its capacity varies in time).
     pub fn reports_capacity(&self) -> bool {
         matches!(self, RadioModel::SharedDownlink(_) | RadioModel::Cdma1x(_))

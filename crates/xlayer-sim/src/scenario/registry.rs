@@ -159,6 +159,7 @@ pub(crate) fn tcp_config(t: &TcpSpec) -> TcpConfig {
         limited_transmit: t.limited_transmit.unwrap_or(d.limited_transmit),
         hystart: t.hystart.unwrap_or(d.hystart),
         rto_enabled: t.rto.map_or(d.rto_enabled, |r| r == RtoSpec::On),
+        congestion_notice: t.congestion_notice.unwrap_or(d.congestion_notice),
         ..d
     }
 }

@@ -89,6 +89,7 @@ pub struct Output {
     #[serde(default = "default_series_interval")]
     pub series_interval: Duration,
     /// Links to capture when captures are requested (`--pcap`); empty means all links.
+    /// A `wireless_atm` radio is captured by its name, as AAL5 frames (LINKTYPE_SUNATM).
     /// Default: [].
     #[serde(default)]
     pub pcap_links: Vec<String>,
@@ -408,6 +409,10 @@ pub struct TcpSpec {
     /// recovered by tail-loss probes, RFC 8985 §7 style; for TCP over a link layer that
     /// does the error control). Default: "on".
     pub rto: Option<RtoSpec>,
+    /// React to the path's congestion notices (a `wireless_atm` hop with `abr` set sends
+    /// one per backward RM cell with CI = 1): at most one window reduction per window of
+    /// data, as to an ECN-Echo (RFC 3168 §6.1.2). Default: false (notices ignored).
+    pub congestion_notice: Option<bool>,
 }
 
 /// A TCP congestion controller.

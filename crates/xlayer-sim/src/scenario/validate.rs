@@ -202,11 +202,17 @@ impl Scenario {
                 None => {}
             }
         }
+        // Wired links, and the radio hops captured at the ATM layer.
+        let capturable: Vec<&str> = link_names
+            .iter()
+            .map(String::as_str)
+            .chain(self.radios.iter().filter(|r| r.model.atm_vc().is_some()).map(|r| r.name.as_str()))
+            .collect();
         for (i, name) in self.output.pcap_links.iter().enumerate() {
-            if !link_names.contains(name) {
+            if !capturable.contains(&name.as_str()) {
                 return Err(ScenarioError::at(
                     format!("output.pcap_links[{i}]"),
-                    format!("no link is named `{name}`; links are: {}", link_names.join(", ")),
+                    format!("no capturable link is named `{name}`; links are: {}", capturable.join(", ")),
                 ));
             }
         }

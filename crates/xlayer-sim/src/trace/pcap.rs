@@ -30,6 +30,8 @@ use std::time::Duration;
 use etherparse::{IpNumber, Ipv4Header, TcpHeader as WireTcp, UdpHeader as WireUdp};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter as RawWriter};
 use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
+
+use super::sunatm;
 use xlayer_proto::packet::{tcp_flags, SackBlock, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use xlayer_proto::{Addr, Dir, Packet, SimTime, Transport};
 
@@ -46,35 +48,57 @@ pub const SENDER_PORT_BASE: u16 = 50000;
 /// See [`SENDER_PORT_BASE`].
 pub const RECEIVER_PORT_BASE: u16 = 40000;
 
-/// Writes a nanosecond-resolution, LINKTYPE_RAW classic pcap file, buffered.
+/// How records are framed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// LINKTYPE_RAW (101): the IPv4 packet.
+    Raw,
+    /// LINKTYPE_SUNATM (123): a packet as one AAL5 frame on an ATM VC (see [`sunatm`]).
+    Sunatm { vpi: u8, vci: u16 },
+}
+
+/// Writes a nanosecond-resolution classic pcap file, buffered: LINKTYPE_RAW, or
+/// LINKTYPE_SUNATM for an ATM hop.
 pub struct PcapWriter {
     inner: RawWriter<BufWriter<File>>,
     /// Reused for every record, so writing allocates nothing per packet.
     buf: Vec<u8>,
+    framing: Framing,
 }
 
 impl PcapWriter {
-    /// Creates (truncates) `path` and writes the global header.
+    /// Creates (truncates) `path` and writes the global header (LINKTYPE_RAW).
     pub fn create(path: &Path) -> io::Result<PcapWriter> {
+        Self::create_framed(path, Framing::Raw)
+    }
+
+    /// Creates (truncates) `path` for records framed as `framing`.
+    pub fn create_framed(path: &Path, framing: Framing) -> io::Result<PcapWriter> {
         let header = PcapHeader {
             version_major: 2,
             version_minor: 4,
             ts_correction: 0,
             ts_accuracy: 0,
             snaplen: SNAPLEN,
-            datalink: DataLink::RAW, // written as 101
+            datalink: match framing {
+                Framing::Raw => DataLink::RAW,              // written as 101
+                Framing::Sunatm { .. } => DataLink::SUNATM, // 123
+            },
             ts_resolution: TsResolution::NanoSecond,
             endianness: Endianness::Little,
         };
         let file = BufWriter::with_capacity(1 << 16, File::create(path)?);
         let inner = RawWriter::with_header(file, header).map_err(to_io)?;
-        Ok(PcapWriter { inner, buf: Vec::with_capacity(2048) })
+        Ok(PcapWriter { inner, buf: Vec::with_capacity(2048), framing })
     }
 
     /// Appends one record stamped `t` (nanoseconds since the start of the run, rendered
     /// as seconds since the Unix epoch). Errors if the packet's sizes are inconsistent.
     pub fn write(&mut self, t: SimTime, pkt: &Packet) -> io::Result<()> {
         render_ipv4(pkt, &mut self.buf)?;
+        if let Framing::Sunatm { vpi, vci } = self.framing {
+            self.buf.splice(0..0, sunatm::prefix(vpi, vci));
+        }
         let rec = PcapPacket::new(Duration::from_nanos(t.0), self.buf.len() as u32, &self.buf);
         self.inner.write_packet(&rec).map_err(to_io)?;
         Ok(())

@@ -5,6 +5,7 @@
 //! | AAL5 CPCS-PDU trailer (I.363.5) | CRC-32/BZIP2 | 0x04C11DB7 | 0xFFFFFFFF | no | 0xFFFFFFFF | 0xFC891918 |
 //! | AAL-X CP-ARQ PDU and control packet (Akyildiz & Joe §2.2) | CRC-16/IBM-SDLC (= X-25, HDLC FCS) | 0x1021 | 0xFFFF | yes | 0xFFFF | 0x906E |
 //! | cell header HEC (I.432.1 §7.3.2) | CRC-8/I-432-1 | 0x07 | 0x00 | no | 0x55 | 0xA1 |
+//! | RM cell (ATM Forum TM 4.0 §5.10.3.1; as OAM cells, I.610) | CRC-10/ATM | 0x233 | 0x000 | no | 0x000 | 0x199 |
 //!
 //! **CRC-16 choice.** Akyildiz & Joe name only "CRC-16". protocol-notes §8 proposes
 //! CRC-16-CCITT (x¹⁶ + x¹² + x⁵ + 1) and the X-25 / HDLC-FCS variant when the CRC
@@ -19,6 +20,9 @@
 
 use crc::{Crc, CRC_16_IBM_SDLC, CRC_32_BZIP2, CRC_8_I_432_1};
 
+/// x¹⁰ + x⁹ + x⁵ + x⁴ + x + 1 without its x¹⁰ term.
+const CRC10_POLY: u16 = 0x233;
+
 const AAL5: Crc<u32> = Crc::<u32>::new(&CRC_32_BZIP2);
 const X25: Crc<u16> = Crc::<u16>::new(&CRC_16_IBM_SDLC);
 const HEC: Crc<u8> = Crc::<u8>::new(&CRC_8_I_432_1);
@@ -31,6 +35,24 @@ pub fn crc32_aal5(bytes: &[u8]) -> u32 {
 /// AAL-X CRC-16 (X-25 / HDLC FCS; see the module docs for the choice).
 pub fn crc16_x25(bytes: &[u8]) -> u16 {
     X25.checksum(bytes)
+}
+
+/// CRC-10/ATM over the first `bits` bits of `bytes` (MSB of each octet first): the
+/// remainder of x¹⁰ · M(x) modulo the generator. An RM cell's CRC covers 374 bits (its
+/// payload up to the CRC field), which is not a whole number of octets, hence bits.
+/// Over a whole protected unit (message then CRC) the remainder is zero.
+pub fn crc10_atm_bits(bytes: &[u8], bits: usize) -> u16 {
+    assert!(bits <= bytes.len() * 8, "crc10: {bits} bits asked of {} octets", bytes.len());
+    let mut crc: u16 = 0;
+    for i in 0..bits {
+        let bit = u16::from(bytes[i / 8] >> (7 - i % 8)) & 1;
+        let top = (crc >> 9) & 1;
+        crc = (crc << 1) & 0x3FF;
+        if top ^ bit != 0 {
+            crc ^= CRC10_POLY;
+        }
+    }
+    crc
 }
 
 /// The HEC octet of a cell header's first four octets, coset included (I.432.1 §7.3.2).
@@ -88,6 +110,22 @@ mod tests {
         assert_eq!(Crc::<u8>::new(&CRC_8_SMBUS).checksum(CHECK), 0xF4);
         assert_eq!(HEC.checksum(CHECK), 0xA1);
         assert_eq!(0xF4 ^ 0x55, 0xA1);
+    }
+
+    #[test]
+    fn crc10_matches_the_catalogue() {
+        assert_eq!(crc10_atm_bits(CHECK, 72), 0x199);
+        let cat = Crc::<u16>::new(&crc::CRC_10_ATM);
+        let msg: Vec<u8> = (0..46u8).map(|i| i.wrapping_mul(37) ^ 0x5A).collect();
+        assert_eq!(crc10_atm_bits(&msg, 46 * 8), cat.checksum(&msg));
+        // Message then CRC leaves remainder zero, at a bit length that is not whole octets.
+        let mut b = [0u8; 48];
+        b[..46].copy_from_slice(&msg);
+        b[46] = 0xA8; // 6 more message bits: 101010
+        let c = crc10_atm_bits(&b, 374);
+        b[46] |= (c >> 8) as u8;
+        b[47] = c as u8;
+        assert_eq!(crc10_atm_bits(&b, 384), 0);
     }
 
     #[test]

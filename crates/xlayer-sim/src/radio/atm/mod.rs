@@ -4,7 +4,8 @@
 //! delivered by the forward channel ([`channel`]) and reaches the mobile's receiving
 //! entity one cell time plus `delay` after its slot started; what that entity reassembles
 //! goes on to the mobile. Status cells of an AAL with feedback (AAL-X control packets)
-//! go back the same way on a reverse line with its own channel.
+//! go back the same way on a reverse line with its own channel, and so do backward RM
+//! cells when the VC runs binary-feedback ABR ([`abr`]).
 //!
 //! # Cells stay out of the event heap
 //!
@@ -35,11 +36,13 @@
 //! arrived; the receiver's own later report of that SDU is then ignored).
 
 pub mod aalx_spec;
+pub mod abr;
 pub mod channel;
 pub mod ends;
 pub mod line;
 pub mod spec;
 
+pub use abr::{AbrConfig, AbrStats};
 pub use channel::CellErrors;
 pub use ends::{Aal, Aal5, AalX};
 pub use line::Line;
@@ -47,12 +50,18 @@ pub use spec::WirelessAtmSpec;
 
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use crate::radio::sdu_store::SduStore;
+use abr::{Abr, NoticeTo};
 use std::collections::VecDeque;
 use xlayer_proto::l2::atm::cell::CELL_BYTES;
-use xlayer_proto::l2::atm::entity::CellPdu;
-use xlayer_proto::l2::atm::Cell;
+use xlayer_proto::l2::atm::entity::{CellPdu, Vc};
+use xlayer_proto::l2::atm::rm::{RmCell, RmDir};
+use xlayer_proto::l2::atm::{Cell, Pti};
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, RxEvent, SduParams, TxOutcome};
 use xlayer_proto::{Packet, SimDur, SimTime};
+
+/// The VC of the hop's RM cells (the one VC; the cells' octets are real, their VPI/VCI
+/// is not read back).
+const VC_OF_RM: Vc = spec::VC;
 
 /// How far ahead of the world's clock slots may be filled: bounds the work of one call
 /// (an ARQ sender on a very bad channel may always have a retransmission) and the work
@@ -75,6 +84,7 @@ pub struct AtmConfig {
 pub struct AtmStats {
     pub cells_sent: u64,
     pub cells_lost: u64,
+    /// Cells on the reverse line: status cells and backward RM cells.
     pub status_cells_sent: u64,
     pub status_cells_lost: u64,
     pub sdus_delivered: u64,
@@ -85,7 +95,13 @@ pub struct AtmStats {
 struct InAir {
     arrive: SimTime,
     lost: bool,
-    pdu: CellPdu,
+    cell: AirCell,
+}
+
+enum AirCell {
+    Data(CellPdu),
+    /// A forward RM cell, and where a notice for its backward cell goes.
+    Rm(Cell, NoticeTo),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -119,7 +135,16 @@ pub struct WirelessAtm<A: Aal> {
     ahead: VecDeque<u64>,
     air: VecDeque<InAir>,
     rev_next_slot: u64,
-    status_air: VecDeque<(SimTime, Cell)>,
+    /// Cells on the reverse line: status cells, and backward RM cells with their notice
+    /// target.
+    status_air: VecDeque<(SimTime, Cell, Option<NoticeTo>)>,
+    /// Binary-feedback ABR on the VC (off: `None`), and the flow and sender of the latest
+    /// packet to arrive (the VC's source, for notices).
+    abr: Option<Abr>,
+    vc_source: Option<NoticeTo>,
+    /// The packet the last `enqueue` admitted (what a capture of the hop writes): a copy,
+    /// since the hop may deliver it before the world's clock moves.
+    admitted: Option<Packet>,
     /// Drops from `enqueue` (released at once) and outputs with their times.
     immediate: VecDeque<LinkOutput>,
     timed: VecDeque<(SimTime, LinkOutput)>,
@@ -151,6 +176,9 @@ impl<A: Aal> WirelessAtm<A> {
             air: VecDeque::new(),
             rev_next_slot: 0,
             status_air: VecDeque::new(),
+            abr: None,
+            vc_source: None,
+            admitted: None,
             immediate: VecDeque::new(),
             timed: VecDeque::new(),
             blocked: None,
@@ -159,8 +187,18 @@ impl<A: Aal> WirelessAtm<A> {
         }
     }
 
+    /// The VC runs binary-feedback ABR ([`abr`]).
+    pub fn with_abr(mut self, cfg: AbrConfig) -> Self {
+        self.abr = Some(Abr::new(cfg, self.cfg.rate_bps));
+        self
+    }
+
     pub fn stats(&self) -> &AtmStats {
         &self.stats
+    }
+
+    pub fn abr_stats(&self) -> Option<&AbrStats> {
+        self.abr.as_ref().map(|a| &a.stats)
     }
 
     fn tx_has_work(&self) -> bool {
@@ -220,15 +258,33 @@ impl<A: Aal> WirelessAtm<A> {
 
     /// The slot `next_slot`, starting at `t`: one opportunity of one cell.
     fn fill_slot(&mut self, t: SimTime) {
-        let Some(pdu) = self.tx.on_tx_opportunity(CELL_BYTES as u32) else {
-            self.declined = true;
-            self.chained = false;
-            return;
+        let rm = match (&mut self.abr, self.vc_source) {
+            (Some(abr), Some(to)) if abr.rm_due() => Some(AirCell::Rm(abr.forward_rm().cell(VC_OF_RM), to)),
+            _ => None,
+        };
+        let cell = match rm {
+            Some(rm) => rm,
+            None => {
+                let Some(mut pdu) = self.tx.on_tx_opportunity(CELL_BYTES as u32) else {
+                    self.declined = true;
+                    self.chained = false;
+                    return;
+                };
+                if let Some(abr) = &mut self.abr {
+                    abr.on_data_sent();
+                    let store = &self.store;
+                    if abr.efci(pdu.sdu, |s| store.holds(s)) {
+                        let Pti::User { auu, .. } = pdu.cell.header.pti else { unreachable!("a data cell") };
+                        pdu.cell.header.pti = Pti::User { efci: true, auu };
+                    }
+                }
+                AirCell::Data(pdu)
+            }
         };
         let k = self.next_slot;
         let lost = self.down.lost(t.as_secs_f64());
         let arrive = self.line.start(k + 1) + self.cfg.delay;
-        self.air.push_back(InAir { arrive, lost, pdu });
+        self.air.push_back(InAir { arrive, lost, cell });
         self.stats.cells_sent += 1;
         self.stats.cells_lost += u64::from(lost);
         self.metrics.tx_units += 1;
@@ -241,12 +297,38 @@ impl<A: Aal> WirelessAtm<A> {
 
     fn arrive(&mut self) {
         let c = self.air.pop_front().expect("an arrival is due");
-        if !c.lost {
-            self.rx.handle_pdu(c.arrive, &c.pdu);
-            self.drain_rx(c.arrive);
-        } else if !A::ARQ {
-            // No retransmission: the SDU is gone (see the module docs, Accounting).
-            self.drop_at(c.arrive, c.pdu.sdu, DropCause::Channel);
+        match c.cell {
+            AirCell::Data(pdu) if !c.lost => {
+                if let Some(abr) = &mut self.abr {
+                    abr.on_data_cell(pdu.cell.header.pti.efci());
+                }
+                self.rx.handle_pdu(c.arrive, &pdu);
+                self.drain_rx(c.arrive);
+            }
+            AirCell::Data(pdu) if !A::ARQ => {
+                // No retransmission: the SDU is gone (see the module docs, Accounting).
+                self.drop_at(c.arrive, pdu.sdu, DropCause::Channel);
+            }
+            AirCell::Data(_) => {}
+            AirCell::Rm(cell, to) if !c.lost => {
+                let abr = self.abr.as_mut().expect("RM cells only with ABR");
+                let fwd = RmCell::from_cell(&cell).expect("the hop's own RM cell decodes");
+                let back = abr.turn_around(fwd).cell(VC_OF_RM);
+                self.send_back(c.arrive, back, Some(to));
+            }
+            AirCell::Rm(..) => {}
+        }
+    }
+
+    /// A cell from the mobile's end onto the reverse line at the first slot from `t`.
+    fn send_back(&mut self, t: SimTime, cell: Cell, to: Option<NoticeTo>) {
+        let k = self.rev_next_slot.max(self.line.slot_at_or_after(t));
+        self.rev_next_slot = k + 1;
+        let lost = self.up.lost(self.line.start(k).as_secs_f64());
+        self.stats.status_cells_sent += 1;
+        self.stats.status_cells_lost += u64::from(lost);
+        if !lost {
+            self.status_air.push_back((self.line.start(k + 1) + self.cfg.delay, cell, to));
         }
     }
 
@@ -273,19 +355,23 @@ impl<A: Aal> WirelessAtm<A> {
             }
         }
         while let Some(cell) = A::poll_status(&mut self.rx) {
-            let k = self.rev_next_slot.max(self.line.slot_at_or_after(t));
-            self.rev_next_slot = k + 1;
-            let lost = self.up.lost(self.line.start(k).as_secs_f64());
-            self.stats.status_cells_sent += 1;
-            self.stats.status_cells_lost += u64::from(lost);
-            if !lost {
-                self.status_air.push_back((self.line.start(k + 1) + self.cfg.delay, cell));
-            }
+            self.send_back(t, cell, None);
         }
     }
 
     fn status_arrives(&mut self) {
-        let (u, cell) = self.status_air.pop_front().expect("a status arrival is due");
+        let (u, cell, to) = self.status_air.pop_front().expect("a status arrival is due");
+        if let Some(to) = to {
+            // A backward RM cell: the source's response (TM 4.0 §5.10.4 rule 8, binary
+            // feedback) is the sending host's transport's, through a notice.
+            let rm = RmCell::from_cell(&cell).expect("the hop's own RM cell decodes");
+            debug_assert_eq!(rm.dir, RmDir::Backward);
+            if rm.ci {
+                self.abr.as_mut().expect("RM cells only with ABR").stats.notices += 1;
+                self.timed.push_back((u, LinkOutput::Notify { flow: to.0, node: to.1 }));
+            }
+            return;
+        }
         A::handle_status(&mut self.tx, cell);
         while let Some(outcome) = self.tx.poll_outcome() {
             if let TxOutcome::Discarded(sdu) = outcome {
@@ -311,11 +397,19 @@ impl<A: Aal> WirelessAtm<A> {
             self.immediate.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return;
         }
+        let to = (pkt.flow, pkt.src.0);
+        let copy = pkt.clone();
+        let waiting = self.waiting_cells();
         let id = self.store.insert(pkt);
         if !self.tx.enqueue_sdu(id, bytes, SduParams { max_retx: self.cfg.max_retx }) {
             let pkt = self.store.take(id).expect("just stored");
             self.immediate.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return;
+        }
+        self.vc_source = Some(to);
+        self.admitted = Some(copy);
+        if let Some(abr) = &mut self.abr {
+            abr.on_arrival(id, waiting);
         }
         // FIFO admission: the sender has work as of `now`, so the next slot may be
         // filled without waiting for the clock.
@@ -330,6 +424,7 @@ impl<A: Aal> WirelessAtm<A> {
 impl<A: Aal> LinkModel for WirelessAtm<A> {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
         self.now = self.now.max(now);
+        self.admitted = None;
         self.run();
         to.each_copy(pkt, |pkt, node| {
             debug_assert_eq!(node, self.node, "a wireless ATM hop serves one mobile");
@@ -369,11 +464,18 @@ impl<A: Aal> LinkModel for WirelessAtm<A> {
         None
     }
 
+    /// The packet the base station's AAL just took in: a capture of the hop sees each
+    /// packet as one AAL frame at the ATM layer, when it enters the port.
+    fn last_on_wire(&self) -> Option<&Packet> {
+        self.admitted.as_ref()
+    }
+
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
         self.store.iter().for_each(&mut *f);
         for (_, out) in &self.timed {
             match out {
                 LinkOutput::Delivered { pkt, .. } | LinkOutput::Dropped { pkt, .. } => f(pkt),
+                LinkOutput::Notify { .. } => {}
             }
         }
     }

@@ -17,7 +17,7 @@
 use super::aalx_spec::AalxSpec;
 use super::channel::CellErrors;
 use super::ends::{Aal5, AalX};
-use super::{AtmConfig, Line, WirelessAtm};
+use super::{AbrConfig, AtmConfig, Line, WirelessAtm};
 use crate::link::{AnyLink, LinkContext};
 use crate::scenario::units::{Duration, Rate};
 use crate::scenario::ScenarioError;
@@ -58,6 +58,25 @@ pub struct WirelessAtmSpec {
     /// S-ARQ settings (aal = "aalx" only). Default: see each field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aalx: Option<AalxSpec>,
+    /// Binary-feedback ABR on the VC (ATM Forum TM 4.0): the base-station port sets EFCI,
+    /// the source sends forward RM cells, the mobile turns them around with CI, and a
+    /// backward RM cell with CI = 1 becomes a congestion notice to the flow's sender
+    /// (a TCP flow acts on it with `tcp.congestion_notice = true`). Default: off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abr: Option<AbrSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AbrSpec {
+    /// EFCI is set on the cells of a packet that finds more than this many cells waiting
+    /// in the base-station buffer; below `buffer_cells`. Default: 500 (half the paper's
+    /// 1000-cell class-D buffer).
+    #[serde(default = "d_efci")]
+    pub efci_threshold_cells: u64,
+    /// Cells per forward RM cell (TM 4.0 Nrm), 2 to 256. Default: 32 (TM 4.0).
+    #[serde(default = "d_nrm")]
+    pub nrm: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -99,7 +118,7 @@ impl Default for CellChannelSpec {
 }
 
 /// The hop's one connection.
-const VC: Vc = Vc { vpi: 0, vci: 32 };
+pub(crate) const VC: Vc = Vc { vpi: 0, vci: 32 };
 
 fn d_rate() -> Rate {
     Rate(1_544_000)
@@ -109,6 +128,12 @@ fn d_delay() -> Duration {
 }
 fn d_buffer() -> u64 {
     1000
+}
+fn d_efci() -> u64 {
+    500
+}
+fn d_nrm() -> u32 {
+    32
 }
 fn d_doppler() -> f64 {
     8.0
@@ -143,6 +168,16 @@ impl WirelessAtmSpec {
         }
         if !(1..=10_000_000).contains(&self.buffer_cells) {
             return err(path, "buffer_cells", "must be between 1 and 10000000 cells");
+        }
+        if let Some(abr) = &self.abr {
+            if abr.efci_threshold_cells >= self.buffer_cells {
+                let msg =
+                    format!("must be below buffer_cells ({}), got {}", self.buffer_cells, abr.efci_threshold_cells);
+                return err(path, "abr.efci_threshold_cells", msg);
+            }
+            if !(2..=256).contains(&abr.nrm) {
+                return err(path, "abr.nrm", format!("must be between 2 and 256 (TM 4.0 Nrm), got {}", abr.nrm));
+            }
         }
         match &self.channel {
             CellChannelSpec::None {} => {}
@@ -205,6 +240,13 @@ impl WirelessAtmSpec {
         }
     }
 
+    fn abr<A: super::Aal>(&self, hop: WirelessAtm<A>) -> WirelessAtm<A> {
+        match &self.abr {
+            Some(a) => hop.with_abr(AbrConfig { efci_threshold_cells: a.efci_threshold_cells, nrm: a.nrm }),
+            None => hop,
+        }
+    }
+
     pub fn build(&self, ctx: &LinkContext<'_>) -> AnyLink {
         let node = ctx.receivers[0];
         let (down, up) = (self.cell_errors(ctx, "down"), self.cell_errors(ctx, "up"));
@@ -214,7 +256,7 @@ impl WirelessAtmSpec {
                 // The buffer limit is the driver's (in cells), so the sender's is open.
                 let tx = Aal5Sender::new(vc, u32::MAX);
                 let rx = Aal5Receiver::new(MAX_SDU_BYTES, self.reassembly_timeout.map(|t| t.0));
-                AnyLink::Other(Box::new(WirelessAtm::<Aal5>::new(self.config(), node, tx, rx, down, up)))
+                AnyLink::Other(Box::new(self.abr(WirelessAtm::<Aal5>::new(self.config(), node, tx, rx, down, up))))
             }
             AalSpec::Aalx => {
                 let base = self.sarq_defaults();
@@ -223,7 +265,7 @@ impl WirelessAtmSpec {
                     None => base,
                 };
                 let (tx, rx) = (SarqSender::new(cfg), SarqReceiver::new(cfg));
-                AnyLink::Other(Box::new(WirelessAtm::<AalX>::new(self.config(), node, tx, rx, down, up)))
+                AnyLink::Other(Box::new(self.abr(WirelessAtm::<AalX>::new(self.config(), node, tx, rx, down, up))))
             }
         }
     }

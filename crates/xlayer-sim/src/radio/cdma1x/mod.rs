@@ -447,6 +447,7 @@ mod tests {
                 LinkOutput::Delivered { pkt, .. } => delivered.push(pkt.uid),
                 LinkOutput::Dropped { cause: DropCause::QueueOverflow, .. } => overflow += 1,
                 LinkOutput::Dropped { cause, .. } => panic!("{cause:?}"),
+                LinkOutput::Notify { .. } => panic!("the 1x bearer sends no notices"),
             }
         }
         assert_eq!(overflow, 2);
