@@ -11,7 +11,7 @@ import importlib.util
 from pathlib import Path
 
 # The papers whose reproductions exist, by CLI name -> module.
-_PAPERS = {"koga": "koga", "clamp": "clamp", "dbp": "dbp", "aalx": "aalx"}
+_PAPERS = {"koga": "koga", "clamp": "clamp", "dbp": "dbp", "aalx": "aalx", "multicast": "multicast"}
 
 
 def available() -> list[str]:
