@@ -182,7 +182,7 @@ def permanent_points(seeds: int) -> list[Point]:
 
 
 def points(quick: bool) -> list[Point]:
-    seeds = 2 if quick else 5
+    seeds = 2 if quick else 10
     sizes = (1, 10, 100) if quick else paper.TABLE2_UES
     return (fairness_points(seeds, 100.0 if quick else 200.0) + responsiveness_points(seeds)
             + degradation_points(seeds, sizes, 100.0 if quick else 200.0,
