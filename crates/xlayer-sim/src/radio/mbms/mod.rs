@@ -343,6 +343,7 @@ mod tests {
             let (node, pkt) = match o {
                 LinkOutput::Delivered { pkt, node } => (Some(node), pkt),
                 LinkOutput::Dropped { pkt, .. } => (None, pkt),
+                LinkOutput::Notify { .. } => unreachable!("the bearer sends no congestion notices"),
             };
             let seq = mcast::data_seq(&pkt).expect("udp");
             out.push((node, pkt.flow.0, seq, pkt.notes.and_then(|n| n.upstream_loss)));
@@ -500,7 +501,7 @@ mod tests {
                     match o {
                         LinkOutput::Delivered { node, .. } => got[(node == 9) as usize] += 1,
                         LinkOutput::Dropped { cause: DropCause::ArqDiscard, .. } => discarded += 1,
-                        LinkOutput::Dropped { .. } => others += 1,
+                        LinkOutput::Dropped { .. } | LinkOutput::Notify { .. } => others += 1,
                     }
                 }
             }
