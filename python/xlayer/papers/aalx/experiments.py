@@ -47,6 +47,7 @@ class Reading:
     tcp: dict[str, Any] = field(default_factory=dict)
     doppler_hz: float | None = None  # None: independent (Bernoulli) cell errors
     on_off: dict[str, Any] | None = None
+    radio: dict[str, Any] = field(default_factory=dict)  # overrides of the hop's model
 
 
 # The first is the primary reading (Fig. 4 proper); "rayleigh" is Fig. 4 with bursty
@@ -61,6 +62,11 @@ READINGS: dict[str, Reading] = {
     "SACK (RFC 2018, 6675)": Reading(tcp={"sack": True}),
     "on/off FTP, exp. 2 s on / 2 s off": Reading(on_off={"on": {"dist": "exponential", "mean": "2s"},
                                                          "off": {"dist": "exponential", "mean": "2s"}}),
+    # §2: "the ATM network management can give a congestion notification to the TCP
+    # layer ... by monitoring RM cells": EFCI at the base-station port, backward RM cells
+    # with CI = 1, TCP halving its window once per window on each (docs/wireless-atm.md).
+    "RM-cell congestion notices to TCP (EFCI above 500 cells)": Reading(tcp={"congestion_notice": True},
+                                                                        radio={"abr": {}}),
 }
 FIG4 = ("primary", "rayleigh")
 
@@ -97,6 +103,7 @@ def fig4_doc(aal: str, cer: float, reading: Reading, duration_s: float) -> dict[
     model = doc["radio"][0]["model"]
     model["aal"] = aal
     model["channel"] = _channel(cer, reading.doppler_hz)
+    model.update(copy.deepcopy(reading.radio))
     flow = doc["flow"][0]
     flow["tcp"] = {**PRIMARY_TCP, **reading.tcp}
     if aal == "aalx":
