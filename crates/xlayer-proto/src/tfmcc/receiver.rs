@@ -82,7 +82,7 @@ impl TfmccReceiver {
     pub fn new(cfg: TfmccConfig, me: Addr) -> Self {
         TfmccReceiver {
             draws: Draws::new(cfg.seed, u64::from(me.0)),
-            history: LossHistory::new(cfg.loss_intervals),
+            history: LossHistory::new(cfg.loss_intervals, cfg.history_discounting),
             rtt_max: cfg.initial_rtt_max,
             rtt: None,
             one_way_ns: None,

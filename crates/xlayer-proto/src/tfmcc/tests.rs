@@ -212,12 +212,12 @@ fn one_receiver_with_bernoulli_loss_gets_the_equation_rate() {
         );
         // The measured loss event rate is the grouped closed form: about 10,000 and
         // 25,000 events make its standard error about 1%; the remaining bias is the 1 ms
-        // granularity of where an event's RTT window ends. Measured: −3.1% and −0.5%.
+        // granularity of where an event's RTT window ends. Measured: −3.5% and −0.9%.
         assert!((measured_p / pe - 1.0).abs() < 0.06, "event rate {measured_p} vs {pe}");
         // The long-run rate is the equation at that rate: the estimator averages 8
         // intervals, and X ∝ sqrt(I_mean) is concave, so noise in I_mean biases X a few
         // percent low (Jensen), while the max(I_tot0, I_tot1) rule biases it high; the
-        // CLR's increase limit and one-RTT reporting add lag. Measured: +0.2% and −1.8%;
+        // CLR's increase limit and one-RTT reporting add lag. Measured: +2.2% and −0.1%;
         // 8% is about four standard errors of a 1,000 s run's mean rate. (The equation at
         // the packet loss rate p itself is 6–9% lower: grouping is not noise.)
         assert!((got / want - 1.0).abs() < 0.08, "rate {got} vs {want}");
@@ -240,9 +240,22 @@ fn the_clr_is_the_receiver_with_the_lowest_calculated_rate() {
     let late: Vec<_> = g.clr_log.iter().filter(|(t, _)| *t >= secs(100)).collect();
     let share = late.iter().filter(|(_, c)| *c == Some(addr(1))).count() as f64 / late.len() as f64;
     assert!(share > 0.95, "CLR share {share}");
-    // And the sender's rate follows its calculated rate, not the others'.
+    // And the sender's rate follows the CLR's equation rate, not the others': the
+    // equation at each receiver's event rate measured over the run (a snapshot of
+    // X_calc swings with the open interval, the more so with history discounting).
     let sent = g.sent_rate_bps(secs(300), secs(600));
-    assert!(sent < 1.2 * rates[1] && sent > 0.8 * rates[1], "sent {sent} vs CLR's {}", rates[1]);
+    let s = cfg.packet_ip_bytes() as f64;
+    let eq: Vec<f64> = g
+        .receivers
+        .iter()
+        .map(|r| {
+            let p = r.history().events() as f64 / (r.history().highest().unwrap() + 1) as f64;
+            tcp_rate_bps(s, r.rtt().as_secs_f64(), p)
+        })
+        .collect();
+    eprintln!("sent {sent:.0} b/s; equation rates at measured event rates {eq:.0?}");
+    assert!(sent < 1.2 * eq[1] && sent > 0.8 * eq[1], "sent {sent} vs CLR's {}", eq[1]);
+    assert!(sent < 0.5 * eq[0].min(eq[2]), "{eq:?}");
 }
 
 /// One receiver whose every loss the Node B marks as radio-only (it passed every packet
@@ -304,7 +317,7 @@ fn feedback_suppression_keeps_reports_per_round_far_below_the_group_size() {
         eprintln!("N = {n}: {} rounds, non-CLR reports per round: mean {mean:.2}, max {max}", rounds.len());
         means.push(mean);
     }
-    // Measured: 6.5 of 20 and 8.4 of 60. Without suppression every receiver reports
+    // Measured: 7.1 of 20 and 8.8 of 60. Without suppression every receiver reports
     // every round; with it the count grows like log N (RFC 4654 §4.3; Widmer & Handley's
     // analysis), so tripling N adds a few reports, not twice as many.
     assert!(means[0] < 20.0 / 2.0 && means[1] < 60.0 / 4.0, "{means:?}");
