@@ -142,3 +142,28 @@ fn tfmcc_fields_are_checked_and_named() {
         .replace("app = { kind = \"bulk\" }", "app = { kind = \"cbr\", rate = \"1Mbps\", packet_size = \"1000B\" }");
     assert_eq!(xlayer_sim::Scenario::from_toml(&cbr).unwrap_err().path, "flow[0].app.kind");
 }
+
+#[test]
+fn the_rate_rises_to_the_remaining_members_pace_when_the_slow_clr_leaves() {
+    // m3, the slow member and CLR, leaves the group at 60 s: its endpoint is not told,
+    // data just stops reaching it. The sender must notice the CLR's silence (RFC 4654
+    // §3.6: no CLR report for 10 of its RTTs and it is gone) and follow m1 and m2.
+    let base = tree("120s");
+    let left = base.replace(r#"{ node = "m3" }"#, r#"{ node = "m3", leave = "60s" }"#);
+    assert_ne!(base, left);
+    let stay = common::run(&base, 1, 0);
+    let go = common::run(&left, 1, 0);
+    assert!(go.conservation.holds(), "{:?}", go.conservation);
+    let (m1_stay, m3_stay) = (row(&stay.flows, "m1"), row(&stay.flows, "m3"));
+    let (m1_go, m3_go) = (row(&go.flows, "m1"), row(&go.flows, "m3"));
+    eprintln!(
+        "m3 stays: m1 {} pkts, m3 {}; m3 leaves at 60 s: m1 {} pkts, m3 {}",
+        m1_stay.rx_packets, m3_stay.rx_packets, m1_go.rx_packets, m3_go.rx_packets
+    );
+    // Until 60 s both runs are the same group; m3 got its share of that half only.
+    assert!(m3_go.rx_packets < m3_stay.rx_packets * 6 / 10, "m3 left: {} vs {}", m3_go.rx_packets, m3_stay.rx_packets);
+    // After it, m1 is held by no one on a 1 Mb/s branch: its 10 Mb/s path lets the rate
+    // climb several-fold, so over the whole run m1 gets far more than when m3 stays
+    // (where it gets m3's pace throughout).
+    assert!(m1_go.rx_packets > 2 * m1_stay.rx_packets, "{} vs {}", m1_go.rx_packets, m1_stay.rx_packets);
+}

@@ -14,7 +14,17 @@
 //!   consecutive events; the open interval I_0 runs from the latest event's first loss to
 //!   the highest sequence number received, inclusive (RFC 5348 §5.3).
 //! - p = 1/I_mean with I_mean = max(I_tot0, I_tot1)/W_tot over the n most recent
-//!   intervals and RFC 5348 §5.4's weights (history discounting, optional, is left out).
+//!   intervals and RFC 5348 §5.4's weights.
+//! - History discounting (RFC 5348 §5.5, optional there, on by default here): while the
+//!   open interval I_0 is more than twice the §5.4 mean I_mean, the closed intervals'
+//!   weights in I_tot0 are scaled by DF = max(2·I_mean/I_0, 0.25), so that a receiver
+//!   whose losses stop sees p fall faster than the fixed weights let it. I_mean here is
+//!   §5.4's, without any discount. When the next event closes I_0, the DF then in force
+//!   is folded into the older intervals' own factors DF_i (the closed I_0 starts with
+//!   DF_i = 1), which weight them in both sums from then on:
+//!   I_tot0 = w_0·I_0 + Σ_{i≥1} w_i·DF_i·DF·I_i, W_tot0 = w_0 + Σ_{i≥1} w_i·DF_i·DF,
+//!   I_tot1 = Σ_{i≥1} w_{i−1}·DF_i·I_i, W_tot1 = Σ_{i≥1} w_{i−1}·DF_i,
+//!   I_mean = max(I_tot0/W_tot0, I_tot1/W_tot1).
 //! - Before the first event there is no interval: the caller supplies a synthetic one
 //!   (RFC 4654 §3.2.3's l_0), which [`LossHistory::rescale_synthetic`] can correct.
 //!
@@ -28,6 +38,8 @@ use std::collections::VecDeque;
 
 /// Packets above a hole that make it a loss (RFC 5348 §5.1: NDUPACK = 3).
 const NDUPACK: u32 = 3;
+/// The smallest discount factor (RFC 5348 §5.5's THRESHOLD; RFC 3448 had 0.5).
+const DISCOUNT_FLOOR: f64 = 0.25;
 
 #[derive(Clone, Copy, Debug)]
 struct Hole {
@@ -46,8 +58,11 @@ pub struct LossHistory {
     holes: VecDeque<Hole>,
     /// First loss (seq, nominal time) of the current loss event.
     current: Option<(u64, SimTime)>,
-    /// Closed intervals, most recent first, at most n.
-    closed: VecDeque<f64>,
+    /// Closed intervals (length, general discount factor DF_i), most recent first, at
+    /// most n.
+    closed: VecDeque<(f64, f64)>,
+    /// History discounting (RFC 5348 §5.5) on.
+    discounting: bool,
     /// Whether the oldest closed interval is the synthetic first one.
     synthetic: bool,
     losses: u64,
@@ -56,8 +71,9 @@ pub struct LossHistory {
 }
 
 impl LossHistory {
-    /// A history averaging `n` intervals (RFC 5348 §5.4 weights).
-    pub fn new(n: usize) -> Self {
+    /// A history averaging `n` intervals (RFC 5348 §5.4 weights), with or without
+    /// history discounting (§5.5).
+    pub fn new(n: usize, discounting: bool) -> Self {
         assert!(n >= 1, "at least one loss interval");
         // RFC 5348 §5.4: w_i = 1 for i < n/2, else 2(n − i)/(n + 2).
         let weights = (0..n).map(|i| if i < n / 2 { 1.0 } else { 2.0 * (n - i) as f64 / (n + 2) as f64 }).collect();
@@ -67,6 +83,7 @@ impl LossHistory {
             holes: VecDeque::new(),
             current: None,
             closed: VecDeque::new(),
+            discounting,
             synthetic: false,
             losses: 0,
             events: 0,
@@ -121,10 +138,19 @@ impl LossHistory {
         match self.current {
             // RFC 5348 §5.2: the same event while T_old + R >= T_new.
             Some((_, t_old)) if t_old + rtt >= h.at => return,
-            Some((s_old, _)) => self.closed.push_front((h.seq - s_old) as f64),
+            Some((s_old, _)) => {
+                // RFC 5348 §5.5: the discount in force as I_0 closes stays with the older
+                // intervals.
+                let i0 = (h.seq - s_old) as f64;
+                let df = self.discount(i0);
+                for c in self.closed.iter_mut() {
+                    c.1 *= df;
+                }
+                self.closed.push_front((i0, 1.0));
+            }
             None => {
                 let l0 = first.take().map_or(1.0, |f| f());
-                self.closed.push_front(l0.max(1.0));
+                self.closed.push_front((l0.max(1.0), 1.0));
                 self.synthetic = true;
             }
         }
@@ -140,7 +166,7 @@ impl LossHistory {
     /// synthetic interval is still in the history.
     pub fn rescale_synthetic(&mut self, factor: f64) {
         if self.synthetic {
-            if let Some(l0) = self.closed.back_mut() {
+            if let Some((l0, _)) = self.closed.back_mut() {
                 *l0 = (*l0 * factor).max(1.0);
             }
         }
@@ -150,16 +176,43 @@ impl LossHistory {
     pub fn loss_event_rate(&self) -> f64 {
         let (Some((s_a, _)), Some((s_c, _))) = (self.current, self.highest) else { return 0.0 };
         let i0 = (s_c.saturating_sub(s_a) + 1) as f64;
-        let m = self.closed.len();
-        let interval = |i: usize| if i == 0 { i0 } else { self.closed[i - 1] };
-        let (mut tot0, mut tot1, mut wtot) = (0.0, 0.0, 0.0);
-        for i in 0..m {
-            let w = self.weights[i];
-            tot0 += w * interval(i);
-            tot1 += w * interval(i + 1);
-            wtot += w;
+        let (tot0, w0, tot1, w1) = self.sums(i0, self.discount(i0), true);
+        (w0 / tot0).min(w1 / tot1)
+    }
+
+    /// RFC 5348 §5.5: DF = max(2·I_mean/I_0, THRESHOLD) while I_0 > 2·I_mean, else 1,
+    /// with I_mean §5.4's undiscounted mean for open interval `i0`.
+    fn discount(&self, i0: f64) -> f64 {
+        if !self.discounting {
+            return 1.0;
         }
-        wtot / tot0.max(tot1)
+        let (tot0, w0, tot1, w1) = self.sums(i0, 1.0, false);
+        let mean = (tot0 / w0).max(tot1 / w1);
+        if i0 > 2.0 * mean {
+            (2.0 * mean / i0).max(DISCOUNT_FLOOR)
+        } else {
+            1.0
+        }
+    }
+
+    /// (I_tot0, W_tot0, I_tot1, W_tot1) over I_0 = `i0` and the closed intervals, with
+    /// the current discount `df` and, if `general`, the intervals' own factors DF_i.
+    fn sums(&self, i0: f64, df: f64, general: bool) -> (f64, f64, f64, f64) {
+        let (mut tot0, mut w0, mut tot1, mut w1) = (self.weights[0] * i0, self.weights[0], 0.0, 0.0);
+        let k = self.closed.len();
+        for (i, &(len, df_i)) in self.closed.iter().enumerate() {
+            let d = if general { df_i } else { 1.0 };
+            // Closed interval I_{i+1}: in I_tot0 with weight w_{i+1} unless it is the
+            // oldest, I_k (RFC 5348 §5.4: k = min(n, intervals seen)); in I_tot1 with w_i.
+            if i + 1 < k {
+                let w = self.weights[i + 1];
+                tot0 += w * d * df * len;
+                w0 += w * d * df;
+            }
+            tot1 += self.weights[i] * d * len;
+            w1 += self.weights[i] * d;
+        }
+        (tot0, w0, tot1, w1)
     }
 
     /// Highest sequence number received.
@@ -195,13 +248,13 @@ mod tests {
 
     #[test]
     fn weights_are_rfc5348s() {
-        let h = LossHistory::new(8);
+        let h = LossHistory::new(8, false);
         assert_eq!(h.weights, [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2]);
     }
 
     #[test]
     fn a_hole_is_a_loss_after_three_later_packets_and_a_late_arrival_fills_it() {
-        let mut h = LossHistory::new(8);
+        let mut h = LossHistory::new(8, false);
         feed(&mut h, [0, 1, 3, 4], 50.0);
         assert_eq!(h.losses(), 0, "two packets above the hole: not yet");
         feed(&mut h, [2, 5, 6, 7], 50.0);
@@ -214,7 +267,7 @@ mod tests {
 
     #[test]
     fn losses_within_one_rtt_are_one_event() {
-        let mut h = LossHistory::new(8);
+        let mut h = LossHistory::new(8, false);
         // 1 ms per packet, R = 100 ms: losses at 10, 20, 90 are one event, 200 a second.
         let lost = [10, 20, 90, 200];
         feed(&mut h, (0..300).filter(|s| !lost.contains(s)), 1000.0);
@@ -226,7 +279,7 @@ mod tests {
 
     #[test]
     fn the_mean_interval_uses_the_weights_over_the_n_latest_intervals() {
-        let mut h = LossHistory::new(8);
+        let mut h = LossHistory::new(8, false);
         // Events every 200 packets (far more than R apart): ten of them.
         let lost: Vec<u64> = (1..=10).map(|k| 200 * k).collect();
         feed(&mut h, (0..2150).filter(|s| !lost.contains(s)), 5.0);
@@ -244,7 +297,7 @@ mod tests {
 
     #[test]
     fn radio_only_gaps_are_left_out_but_counted_in_interval_lengths() {
-        let mut h = LossHistory::new(8);
+        let mut h = LossHistory::new(8, false);
         let at =
             |h: &mut LossHistory, s: u64, radio: bool| h.on_arrival(s, SimTime(s * 1_000_000), radio, R, || 1000.0);
         for s in 0..500 {
@@ -279,9 +332,64 @@ mod tests {
 
     #[test]
     fn the_synthetic_interval_is_rescaled_while_it_is_held() {
-        let mut h = LossHistory::new(8);
+        let mut h = LossHistory::new(8, false);
         feed(&mut h, (0..40).filter(|&s| s != 10), 400.0);
         h.rescale_synthetic(0.25);
         assert!((h.loss_event_rate() - 1.0 / 100.0).abs() < 1e-12, "{}", h.loss_event_rate());
+    }
+
+    /// Losses at `lost` (R = 10 ms, packets 1 ms apart: every loss its own event), then
+    /// packets up to `to`.
+    fn scripted(discounting: bool, lost: &[u64], to: u64) -> LossHistory {
+        let mut h = LossHistory::new(8, discounting);
+        for s in (0..=to).filter(|s| !lost.contains(s)) {
+            h.on_arrival(s, SimTime(s * 1_000_000), false, SimDur::from_millis(10), || 100.0);
+        }
+        h
+    }
+
+    #[test]
+    fn history_discounting_lets_p_fall_faster_after_losses_stop_as_rfc5348_gives() {
+        // Events every 100 packets (l_0 = 100 too), the last at 900: eight closed
+        // intervals of 100. Then a loss-free run, I_0 = to − 900 + 1.
+        let lost: Vec<u64> = (1..=9).map(|k| 100 * k).collect();
+        // w = 1, 1, 1, 1, .8, .6, .4, .2: W_tot = 6; the closed intervals weigh 5 in
+        // I_tot0 (w_1..w_7) and 6 in I_tot1 (w_0..w_7).
+        for i0 in [100.0f64, 400.0, 1000.0, 3000.0, 10_000.0] {
+            let to = 900 + i0 as u64 - 1;
+            let plain = scripted(false, &lost, to).loss_event_rate();
+            let disc = scripted(true, &lost, to).loss_event_rate();
+            // RFC 5348 §5.4: I_mean = max(I_0 + 5·100, 6·100)/6.
+            let mean = (i0 + 500.0).max(600.0) / 6.0;
+            assert!((plain - 1.0 / mean).abs() < 1e-12, "I_0 {i0}: {plain}");
+            // §5.5: DF = max(2·I_mean/I_0, 0.25) once I_0 > 2·I_mean, and then
+            // I_mean = max((I_0 + DF·500)/(1 + DF·5), 100).
+            let want = if i0 > 2.0 * mean {
+                let df = (2.0 * mean / i0).max(0.25);
+                (1.0 + 5.0 * df) / (i0 + 500.0 * df)
+            } else {
+                plain
+            };
+            assert!((disc - want).abs() < 1e-12, "I_0 {i0}: {disc} vs {want}");
+            eprintln!("I_0 = {i0}: p {plain:.6} without discounting, {disc:.6} with");
+        }
+        // By hand: I_0 = 1000: I_mean 250, DF 0.5, p = 3.5/1250 (0.004 without);
+        // I_0 = 3000: DF = 7/18, p = (1 + 35/18)/(3000 + 3500/18) ≈ 0.000922 (0.001714).
+        assert!((scripted(true, &lost, 1899).loss_event_rate() - 0.0028).abs() < 1e-12);
+        assert!((scripted(true, &lost, 3899).loss_event_rate() - 0.000_921_74).abs() < 1e-8);
+        assert_eq!(scripted(true, &lost, 999).loss_event_rate(), 0.01, "I_0 = 100: no discount");
+
+        // A loss at 3900 closes I_0 = 3000 under DF = 7/18, which stays on the seven
+        // older intervals (the eighth falls out): with I_0 = 100 (packets to 3999)
+        // I_tot0 = 100 + 3000 + DF·100·(1 + 1 + .8 + .6 + .4 + .2), W_tot0 = 2 + 4·DF;
+        // I_tot1 = 3000 + DF·100·5, W_tot1 = 1 + 5·DF; the current DF is 1.
+        let mut lost2 = lost.clone();
+        lost2.push(3900);
+        let df: f64 = 2.0 * (3500.0 / 6.0) / 3000.0;
+        let mean = ((3100.0 + 400.0 * df) / (2.0 + 4.0 * df)).max((3000.0 + 500.0 * df) / (1.0 + 5.0 * df));
+        let disc = scripted(true, &lost2, 3999).loss_event_rate();
+        assert!((disc - 1.0 / mean).abs() < 1e-12, "{disc} vs {}", 1.0 / mean);
+        // Without discounting: I_tot0 = 100 + 3000 + 400, I_tot1 = 3000 + 500, W_tot = 6.
+        assert!((scripted(false, &lost2, 3999).loss_event_rate() - 6.0 / 3500.0).abs() < 1e-12);
     }
 }

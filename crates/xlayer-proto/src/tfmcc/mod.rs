@@ -53,6 +53,10 @@ pub struct TfmccConfig {
     pub suppression_g: f64,
     /// n, the loss intervals averaged (RFC 5348 §5.4). Default 8.
     pub loss_intervals: usize,
+    /// History discounting of the loss intervals (RFC 5348 §5.5, whose optional
+    /// pseudo-code RFC 4654 repeats): a receiver whose losses stop sees p fall faster.
+    /// Default on.
+    pub history_discounting: bool,
     /// Timestamp granularity added to R_max's floor (RFC 4654 §3.2.1). Default 10 ms.
     pub ts_gran: SimDur,
     /// MOD (Alexiou, Bouras, Papazois §4.2): receivers leave out of their loss event rate
@@ -75,6 +79,7 @@ impl Default for TfmccConfig {
             suppression_receivers: 10_000.0,
             suppression_g: 0.1,
             loss_intervals: 8,
+            history_discounting: true,
             ts_gran: SimDur::from_millis(10),
             loss_indication: false,
             seed: 0,

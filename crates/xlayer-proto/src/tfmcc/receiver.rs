@@ -82,7 +82,7 @@ impl TfmccReceiver {
     pub fn new(cfg: TfmccConfig, me: Addr) -> Self {
         TfmccReceiver {
             draws: Draws::new(cfg.seed, u64::from(me.0)),
-            history: LossHistory::new(cfg.loss_intervals),
+            history: LossHistory::new(cfg.loss_intervals, cfg.history_discounting),
             rtt_max: cfg.initial_rtt_max,
             rtt: None,
             one_way_ns: None,
@@ -168,6 +168,10 @@ impl TfmccReceiver {
             self.rtt_adjusted = Some(SimDur(r as u64));
         }
         self.last_data = Some((d.ts_ns, now));
+        if self.is_clr && self.fb_at.is_none() {
+            // Data again after the CLR's reports paused: report at once.
+            self.fb_at = Some(now);
+        }
         self.arrivals.push_back((now, ip_bytes));
         self.arrived_bytes += u64::from(ip_bytes);
         self.prune_arrivals(now);
@@ -293,13 +297,22 @@ impl Endpoint for TfmccReceiver {
         if self.fb_at.is_none_or(|t| t > now) {
             return;
         }
+        let quiet = self.last_data.map_or(SimDur::ZERO, |(_, t)| now.since(t));
         if self.is_clr {
-            self.report_due = true;
-            self.fb_at = Some(now + self.rtt());
+            // A report answers data (it echoes the latest DATA timestamp, RFC 4654
+            // §3.2.1). With none for longer than R_max (at least a packet interval,
+            // §3.3) data has stopped, and the CLR pauses until it comes back, like a
+            // non-CLR timer below. So a CLR that left the group, and is not told, falls
+            // silent, and the sender's CLR timeout (§3.6) moves on to the others.
+            if quiet > self.rtt_max {
+                self.fb_at = None;
+            } else {
+                self.report_due = true;
+                self.fb_at = Some(now + self.rtt());
+            }
             return;
         }
         // RFC 4654 §4.3: data stopped for longer than R_max: wait for the excess.
-        let quiet = self.last_data.map_or(SimDur::ZERO, |(_, t)| now.since(t));
         if quiet > self.rtt_max {
             self.fb_at = Some(now + SimDur(quiet.0 - self.rtt_max.0));
             return;

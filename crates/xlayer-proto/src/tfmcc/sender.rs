@@ -322,7 +322,10 @@ impl TfmccSender {
             // No report since the last packet: echo the CLR with its hold time.
             None => self.clr.map(|c| (c.addr, c.tr_r_ns, c.arrived))?,
         };
-        let hold_us = u32::try_from(now.since(arrived).0 / 1_000).ok()?;
+        // Rounded up, so that the receiver's sample now − (tr_r + hold) never exceeds the
+        // RTT the sender measured (and R_max): its "R_max ≥ own RTT" suppression test
+        // (RFC 4654 §4.4) must not fail by the header's microsecond truncation.
+        let hold_us = u32::try_from(now.since(arrived).0.div_ceil(1_000)).ok()?;
         Some(Echo { receiver: addr.0, tr_r_ns, hold_us })
     }
 
@@ -374,7 +377,8 @@ impl Endpoint for TfmccSender {
             ts_ns: now.0,
             fb_round: self.fb_round,
             clr: self.clr.map(|c| c.addr.0),
-            rtt_max_us: u32::try_from(self.rtt_max().0 / 1_000).unwrap_or(u32::MAX),
+            // Rounded up, like the echo's hold time.
+            rtt_max_us: u32::try_from(self.rtt_max().0.div_ceil(1_000)).unwrap_or(u32::MAX),
             rate_bps: self.rate_bps.round() as u64,
             supp_bps: self.supp_bps.map(|x| (x.round() as u64).min(u64::MAX - 1)),
             echo: self.take_echo(now),

@@ -212,12 +212,12 @@ fn one_receiver_with_bernoulli_loss_gets_the_equation_rate() {
         );
         // The measured loss event rate is the grouped closed form: about 10,000 and
         // 25,000 events make its standard error about 1%; the remaining bias is the 1 ms
-        // granularity of where an event's RTT window ends. Measured: −3.1% and −0.5%.
+        // granularity of where an event's RTT window ends. Measured: −3.5% and −0.9%.
         assert!((measured_p / pe - 1.0).abs() < 0.06, "event rate {measured_p} vs {pe}");
         // The long-run rate is the equation at that rate: the estimator averages 8
         // intervals, and X ∝ sqrt(I_mean) is concave, so noise in I_mean biases X a few
         // percent low (Jensen), while the max(I_tot0, I_tot1) rule biases it high; the
-        // CLR's increase limit and one-RTT reporting add lag. Measured: +0.2% and −1.8%;
+        // CLR's increase limit and one-RTT reporting add lag. Measured: +2.2% and −0.1%;
         // 8% is about four standard errors of a 1,000 s run's mean rate. (The equation at
         // the packet loss rate p itself is 6–9% lower: grouping is not noise.)
         assert!((got / want - 1.0).abs() < 0.08, "rate {got} vs {want}");
@@ -240,9 +240,22 @@ fn the_clr_is_the_receiver_with_the_lowest_calculated_rate() {
     let late: Vec<_> = g.clr_log.iter().filter(|(t, _)| *t >= secs(100)).collect();
     let share = late.iter().filter(|(_, c)| *c == Some(addr(1))).count() as f64 / late.len() as f64;
     assert!(share > 0.95, "CLR share {share}");
-    // And the sender's rate follows its calculated rate, not the others'.
+    // And the sender's rate follows the CLR's equation rate, not the others': the
+    // equation at each receiver's event rate measured over the run (a snapshot of
+    // X_calc swings with the open interval, the more so with history discounting).
     let sent = g.sent_rate_bps(secs(300), secs(600));
-    assert!(sent < 1.2 * rates[1] && sent > 0.8 * rates[1], "sent {sent} vs CLR's {}", rates[1]);
+    let s = cfg.packet_ip_bytes() as f64;
+    let eq: Vec<f64> = g
+        .receivers
+        .iter()
+        .map(|r| {
+            let p = r.history().events() as f64 / (r.history().highest().unwrap() + 1) as f64;
+            tcp_rate_bps(s, r.rtt().as_secs_f64(), p)
+        })
+        .collect();
+    eprintln!("sent {sent:.0} b/s; equation rates at measured event rates {eq:.0?}");
+    assert!(sent < 1.2 * eq[1] && sent > 0.8 * eq[1], "sent {sent} vs CLR's {}", eq[1]);
+    assert!(sent < 0.5 * eq[0].min(eq[2]), "{eq:?}");
 }
 
 /// One receiver whose every loss the Node B marks as radio-only (it passed every packet
@@ -288,25 +301,56 @@ fn a_mod_receiver_leaves_radio_losses_out_and_leg_does_not() {
     assert_eq!(c.sent, a.sent);
 }
 
+/// Mean non-CLR reports per feedback round over 300 s (rounds 5 to the last complete one).
+fn reports_per_round(cfg: &TfmccConfig, path: PathSpec, n: usize) -> (f64, u64, usize) {
+    let mut g = Group::new(cfg, &vec![path; n], 5);
+    g.run_until(secs(300));
+    let rounds: Vec<u64> = g.non_clr_reports.range(5..g.sender.feedback_round() - 1).map(|(_, &c)| c).collect();
+    assert!(rounds.len() > 100, "{} rounds", rounds.len());
+    assert_eq!(g.sender.rtt_max(), SimDur::from_millis(100), "R_max is the RTT");
+    let mean = rounds.iter().sum::<u64>() as f64 / rounds.len() as f64;
+    (mean, *rounds.iter().max().unwrap(), rounds.len())
+}
+
+#[test]
+fn feedback_suppression_matches_the_exponential_timer_analysis_for_equal_rates() {
+    // No loss and a rate ceiling: every receiver reports twice the same receive rate,
+    // so any report suppresses all others once its X_supp reaches them. Then the reports
+    // of a round are those whose timers fire within τ of the first, and for n ≪ N the
+    // truncated exponential timer t = T·(1 + ln x/ln N) gives E[reports] = N^(τ/T),
+    // whatever n (Nonnenmacher & Biersack's analysis, which Widmer & Handley apply to
+    // TFMCC; RFC 4654 §4.3). Here T = 6·R_max = 600 ms and τ, the report's trip to the
+    // sender plus X_supp's trip back on the next DATA packet, is the 100 ms RTT plus up
+    // to one packet interval (8.2 ms at 1 Mb/s): N^(τ/T) is 4.64 to 5.25.
+    let cfg = TfmccConfig { max_rate_bps: Some(1e6), ..TfmccConfig::default() };
+    let ipi = cfg.packet_ip_bytes() as f64 * 8.0 / 1e6;
+    let (lo, hi) = (1e4f64.powf(0.1 / 0.6), 1e4f64.powf((0.1 + ipi) / 0.6));
+    for n in [20, 60] {
+        let (mean, max, rounds) = reports_per_round(&cfg, PathSpec::new(100, 0.0), n);
+        eprintln!("N = {n}, equal rates: {rounds} rounds, reports per round mean {mean:.2} (N^(τ/T) {lo:.2}-{hi:.2}), max {max}");
+        // The count per round has a standard deviation near 4 (the same in a direct
+        // simulation of the timer model), so over 300+ rounds the mean's standard error
+        // is about 5%; 15% is three of them. Measured: 4.83 and 5.56.
+        assert!(mean > 0.85 * lo && mean < 1.15 * hi, "N = {n}: {mean}");
+    }
+}
+
 #[test]
 fn feedback_suppression_keeps_reports_per_round_far_below_the_group_size() {
     let cfg = TfmccConfig::default();
     let mut means = Vec::new();
     for n in [20, 60] {
         // Similar rates: the same RTT and loss, independent draws.
-        let paths = vec![PathSpec::new(100, 0.01); n];
-        let mut g = Group::new(&cfg, &paths, 5);
-        g.run_until(secs(300));
-        let rounds: Vec<u64> = g.non_clr_reports.range(5..g.sender.feedback_round() - 1).map(|(_, &c)| c).collect();
-        assert!(rounds.len() > 100, "{} rounds", rounds.len());
-        let mean = rounds.iter().sum::<u64>() as f64 / rounds.len() as f64;
-        let max = *rounds.iter().max().unwrap();
-        eprintln!("N = {n}: {} rounds, non-CLR reports per round: mean {mean:.2}, max {max}", rounds.len());
+        let (mean, max, rounds) = reports_per_round(&cfg, PathSpec::new(100, 0.01), n);
+        eprintln!("N = {n}: {rounds} rounds, non-CLR reports per round: mean {mean:.2}, max {max}");
         means.push(mean);
     }
-    // Measured: 6.5 of 20 and 8.4 of 60. Without suppression every receiver reports
-    // every round; with it the count grows like log N (RFC 4654 §4.3; Widmer & Handley's
-    // analysis), so tripling N adds a few reports, not twice as many.
+    // Measured: 6.8 of 20 and 8.4 of 60. Without suppression every receiver reports
+    // every round. Here the receivers' X_calc differ (each estimates p from its own 8
+    // intervals), so beyond the N^(τ/T) ≈ 5 reports of the equal-rate case above, a
+    // receiver below the X_supp in force still reports, as it must (the CLR has to be
+    // found); those grow slowly with n (like the lower records of a random sequence),
+    // so tripling n adds a few reports, not twice as many.
     assert!(means[0] < 20.0 / 2.0 && means[1] < 60.0 / 4.0, "{means:?}");
     assert!(means[1] < 1.5 * means[0], "{means:?}");
 }
