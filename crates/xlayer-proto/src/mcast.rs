@@ -26,6 +26,7 @@ pub fn data_seq(pkt: &Packet) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::packet::{Addr, Datagram, FlowId, TcpHeader};
+    use std::sync::Arc;
 
     #[test]
     fn udp_answers_its_application_sequence_number_and_the_rest_none() {
@@ -33,9 +34,9 @@ mod tests {
         assert_eq!(data_seq(&pkt), Some(41));
         pkt.transport = Transport::Tcp(TcpHeader { seq: 1000, payload_bytes: 100, ..TcpHeader::default() });
         assert_eq!(data_seq(&pkt), None);
-        pkt.transport = Transport::Datagram(Datagram { header: Box::new([0x10, 0, 0, 7]), payload_bytes: 100 });
+        pkt.transport = Transport::Datagram(Datagram { header: Arc::new([0x10, 0, 0, 7]), payload_bytes: 100 });
         assert_eq!(data_seq(&pkt), None, "a truncated header");
-        pkt.transport = Transport::Datagram(Datagram { header: Box::new([0x01; 16]), payload_bytes: 100 });
+        pkt.transport = Transport::Datagram(Datagram { header: Arc::new([0x01; 16]), payload_bytes: 100 });
         assert_eq!(data_seq(&pkt), None, "DBP's DATA is not a multicast data packet");
     }
 
@@ -63,7 +64,7 @@ mod tests {
             have_loss: false,
             leave: false,
         };
-        let pkt = |h: Box<[u8]>| Packet {
+        let pkt = |h: Arc<[u8]>| Packet {
             transport: Transport::Datagram(Datagram { header: h, payload_bytes: 1000 }),
             ..Packet::udp(1, FlowId(0), Addr(0), Addr::group(0), 1028, 0)
         };
@@ -74,7 +75,7 @@ mod tests {
     #[test]
     fn pgmcc_odata_answers_its_sequence_number_and_ncf_none() {
         use crate::pgmcc::wire::{Header, Ncf, Odata};
-        let pkt = |h: Box<[u8]>| Packet {
+        let pkt = |h: Arc<[u8]>| Packet {
             transport: Transport::Datagram(Datagram { header: h, payload_bytes: 1000 }),
             ..Packet::udp(1, FlowId(0), Addr(0), Addr::group(0), 1028, 0)
         };

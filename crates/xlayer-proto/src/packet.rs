@@ -2,8 +2,13 @@
 //!
 //! Headers are modelled as fields (seq, ack, window), not bytes; the pcap writer renders
 //! real IPv4/TCP/UDP headers from them. Cross-layer annotations (e.g. an access point's
-//! congestion price) ride in an optional box, so packets of protocols that ignore them
-//! carry one null pointer and no allocation.
+//! congestion price) ride in an optional pointer, so packets of protocols that ignore
+//! them carry one null pointer and no allocation. The parts behind pointers (a datagram's
+//! header bytes, the annotations) are reference-counted and immutable once shared, so
+//! the copies a multicast tree or a broadcast radio hop makes of a packet allocate
+//! nothing.
+
+use std::sync::Arc;
 
 /// Network-layer address: a node, or (top bit set) a group of nodes. Rendered in
 /// captures as an IPv4 unicast address, or for groups an address in 239.0.0.0/8
@@ -152,8 +157,8 @@ pub struct UdpHeader {
 /// byte format on the wire. Captures show these bytes at the start of the UDP payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Datagram {
-    /// The transport's header, as its bytes on the wire.
-    pub header: Box<[u8]>,
+    /// The transport's header, as its bytes on the wire (shared by a packet's copies).
+    pub header: Arc<[u8]>,
     /// UDP payload bytes, the header included.
     pub payload_bytes: u32,
 }
@@ -208,7 +213,8 @@ pub struct Packet {
     pub sent_at: crate::SimTime,
     pub class: TrafficClass,
     pub transport: Transport,
-    pub notes: Option<Box<Annotations>>,
+    /// Shared by a packet's copies until one of them is annotated ([`Packet::notes_mut`]).
+    pub notes: Option<Arc<Annotations>>,
 }
 
 impl Packet {
@@ -236,9 +242,10 @@ impl Packet {
         }
     }
 
-    /// Mutable annotations, allocated on first use.
+    /// Mutable annotations, allocated on first use, and copied first if another copy of
+    /// the packet shares them.
     pub fn notes_mut(&mut self) -> &mut Annotations {
-        self.notes.get_or_insert_with(Default::default)
+        Arc::make_mut(self.notes.get_or_insert_with(Default::default))
     }
 }
 
@@ -250,7 +257,7 @@ mod tests {
     fn packets_without_annotations_stay_small() {
         // One pointer-sized null for the annotations; the whole packet fits in 88 bytes
         // (it is moved through the event queue on every hop).
-        assert_eq!(std::mem::size_of::<Option<Box<Annotations>>>(), 8);
+        assert_eq!(std::mem::size_of::<Option<Arc<Annotations>>>(), 8);
         assert!(std::mem::size_of::<Packet>() <= 88, "{}", std::mem::size_of::<Packet>());
         // The SACK count's niche holds Transport's tag.
         assert_eq!(std::mem::size_of::<Transport>(), std::mem::size_of::<TcpHeader>());

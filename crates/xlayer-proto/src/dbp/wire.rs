@@ -26,6 +26,8 @@
 //!
 //! (Packet `cum` itself is missing by definition, so the bitmap starts after it.)
 
+use std::sync::Arc;
+
 /// Bytes of a DATA header.
 pub const DATA_HEADER_BYTES: u32 = 16;
 /// Bytes of an ACK before its bitmap.
@@ -92,7 +94,7 @@ pub enum WireError {
 }
 
 impl Header {
-    pub fn encode(&self) -> Box<[u8]> {
+    pub fn encode(&self) -> Arc<[u8]> {
         match self {
             Header::Data(d) => {
                 let mut b = Vec::with_capacity(DATA_HEADER_BYTES as usize);

@@ -50,6 +50,8 @@
 //!   8  count, u16; then 2 reserved bytes
 //! ```
 
+use std::sync::Arc;
+
 pub const ODATA_HEADER_BYTES: u32 = 16;
 pub const NAK_BYTES: u32 = 28;
 pub const ACK_BYTES: u32 = 24;
@@ -136,7 +138,7 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
 }
 
 impl Header {
-    pub fn encode(&self) -> Box<[u8]> {
+    pub fn encode(&self) -> Arc<[u8]> {
         let mut b = Vec::with_capacity(NAK_BYTES as usize);
         match *self {
             Header::Odata(d) => {

@@ -33,6 +33,8 @@
 //!  32  receive rate X_recv, u64 (IP bit/s)
 //! ```
 
+use std::sync::Arc;
+
 /// Bytes of a DATA header.
 pub const DATA_HEADER_BYTES: u32 = 56;
 /// Bytes of a FEEDBACK header (the whole UDP payload of a report).
@@ -114,7 +116,7 @@ pub fn data_seq(header: &[u8]) -> Option<u64> {
 }
 
 impl Header {
-    pub fn encode(&self) -> Box<[u8]> {
+    pub fn encode(&self) -> Arc<[u8]> {
         match self {
             Header::Data(d) => {
                 let mut b = Vec::with_capacity(DATA_HEADER_BYTES as usize);

@@ -5,6 +5,7 @@
 
 use super::routes::Routes;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Where a group packet goes from one node of a tree.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -22,8 +23,22 @@ pub(crate) struct Group {
     pub name: String,
     /// Current members, ascending.
     pub members: Vec<u32>,
-    /// Per source node: per tree node, its fanout.
-    pub trees: BTreeMap<u32, BTreeMap<u32, Fanout>>,
+    /// Per source node: its tree.
+    pub trees: BTreeMap<u32, Tree>,
+}
+
+/// A source's tree as forwarding reads it: each node's fanout by node index (`None`: off
+/// the tree). Every copy of a group packet looks up the node it reached, so this is an
+/// index rather than a search; the fanouts are shared so that forwarding can hold one
+/// while it sends the copies.
+pub(crate) type Tree = Vec<Option<Arc<Fanout>>>;
+
+fn indexed(t: BTreeMap<u32, Fanout>) -> Tree {
+    let mut v: Tree = vec![None; t.last_key_value().map_or(0, |(&n, _)| n as usize + 1)];
+    for (n, f) in t {
+        v[n as usize] = Some(Arc::new(f));
+    }
+    v
 }
 
 impl Group {
@@ -42,7 +57,7 @@ impl Group {
     /// Start keeping a tree for packets sent from `source`.
     pub fn add_source(&mut self, source: u32, routes: &Routes) {
         let t = tree(source, &self.members, routes);
-        self.trees.insert(source, t);
+        self.trees.insert(source, indexed(t));
     }
 
     /// Rebuild every source's tree for the current members.
@@ -50,12 +65,12 @@ impl Group {
         let sources: Vec<u32> = self.trees.keys().copied().collect();
         for s in sources {
             let tree = tree(s, &self.members, routes);
-            self.trees.insert(s, tree);
+            self.trees.insert(s, indexed(tree));
         }
     }
 
-    pub fn fanout(&self, source: u32, node: u32) -> Option<&Fanout> {
-        self.trees.get(&source)?.get(&node)
+    pub fn fanout(&self, source: u32, node: u32) -> Option<&Arc<Fanout>> {
+        self.trees.get(&source)?.get(node as usize)?.as_ref()
     }
 }
 
@@ -103,6 +118,10 @@ mod tests {
         assert_eq!(t[&1].hops, vec![(2, vec![2, 4]), (6, vec![5])]);
         assert!(!t[&1].local && t[&2].local && t[&4].local && t[&5].local);
         assert!(!t.contains_key(&3));
+        // Indexed by node: the same fanouts, and nothing for nodes off the tree.
+        let ix = indexed(t.clone());
+        assert_eq!(ix.len(), 6);
+        assert!((0..6u32).all(|n| ix[n as usize].as_deref() == t.get(&n)));
     }
 }
 
@@ -125,7 +144,7 @@ impl Groups {
         g.rebuild(routes);
     }
 
-    pub fn fanout(&self, group: u32, source: u32, node: u32) -> Option<&Fanout> {
+    pub fn fanout(&self, group: u32, source: u32, node: u32) -> Option<&Arc<Fanout>> {
         self.all.get(group as usize)?.fanout(source, node)
     }
 }

@@ -72,6 +72,7 @@ impl World {
     /// this node if it is a member.
     fn forward_group(&mut self, node: u32, pkt: Packet) {
         let (group, source) = (pkt.dst.group_index().expect("a group packet"), self.flows[pkt.flow.0 as usize].src);
+        // A shared pointer to the fanout (no allocation), held while the copies go out.
         let Some(fanout) = self.groups.fanout(group, source, node).cloned() else {
             return self.drop(pkt, DropCause::NoReceiver);
         };
