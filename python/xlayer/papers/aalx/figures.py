@@ -11,26 +11,11 @@ import numpy as np
 import pandas as pd
 
 from . import experiments as ex
+from .._shared import pyplot, save
 from . import paper
-from .checks import ci, rows
+from .._shared import ci
+from .checks import rows
 from .lopt import lopt_closed_form, lopt_numeric, grid_choice_octets
-
-
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig: Any, out: Path, name: str) -> list[str]:
-    fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(out / f"{name}.{ext}", dpi=120)
-    _plt().close(fig)
-    return [f"{name}.png", f"{name}.svg"]
 
 
 def _curve(df: pd.DataFrame, experiment: str, variant: str, aal: str, metric: str) -> tuple[np.ndarray, ...]:
@@ -58,7 +43,7 @@ def _cer_axis(ax: Any) -> None:
 
 
 def fig4(df: pd.DataFrame, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11.5, 4.4))
     for (aal, variant), (color, marker, ls, label) in _STYLE.items():
         xs, m, hw = _curve(df, "fig4", variant, aal, "norm")
@@ -85,11 +70,11 @@ def fig4(df: pd.DataFrame, out: Path) -> list[str]:
     b.legend(fontsize=7, loc="lower left")
     for ax in (a, b):
         _cer_axis(ax)
-    return _save(fig, out, "fig4")
+    return save(fig, out, "fig4")
 
 
 def sensitivity(df: pd.DataFrame, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.4), sharey=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     names = [n for n in ex.READINGS if n != "rayleigh"]
@@ -110,11 +95,11 @@ def sensitivity(df: pd.DataFrame, out: Path) -> list[str]:
         ax.set_ylim(0.0, 1.05)
         _cer_axis(ax)
         ax.legend(fontsize=6.5, loc="lower left")
-    return _save(fig, out, "sensitivity")
+    return save(fig, out, "sensitivity")
 
 
 def lopt(out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     bers = np.logspace(-8, -2, 200)
     ax.plot(bers, [lopt_closed_form(p) / 8 for p in bers], color="tab:blue", lw=1.5, label="eq. (2), closed form")
@@ -129,7 +114,7 @@ def lopt(out: Path) -> list[str]:
     ax.set_title("Eq. (2): optimal CP-ARQ payload, h = 32 bits", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    return _save(fig, out, "lopt")
+    return save(fig, out, "lopt")
 
 
 def all_figures(df: pd.DataFrame, out: Path) -> list[str]:

@@ -11,7 +11,8 @@ import pandas as pd
 
 from . import experiments as ex
 from . import paper
-from .checks import Check, ci, fmt, link_rtt_s, probe_added_delay, rows
+from .._shared import Check, ci
+from .checks import fmt, link_rtt_s, probe_added_delay, rows
 from .lopt import lopt_table
 
 

@@ -4,35 +4,12 @@ issue's (sources beside each), never adjusted to the results."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ...stats import mean_ci
+from .._shared import Check, ci, fmt
 from . import paper
-
-
-@dataclass
-class Check:
-    name: str
-    claim: str
-    threshold: str  # the rule and where it comes from
-    passed: bool | None  # None: reported, no threshold
-    detail: str
-    values: dict[str, Any] = field(default_factory=dict)
-
-
-def ci(values: Any) -> dict[str, float]:
-    v = np.asarray(values, dtype=float)
-    return mean_ci(v[~np.isnan(v)])
-
-
-def fmt(c: dict[str, float], digits: int = 1) -> str:
-    hw = c["ci_half_width"]
-    return f"{c['mean']:.{digits}f} ± {hw:.{digits}f}" if not math.isnan(hw) else f"{c['mean']:.{digits}f}"
 
 
 def rows(df: pd.DataFrame, experiment: str, variant: str | None = None, x: float | None = None,

@@ -5,31 +5,14 @@ bars. The paper's published values are drawn as reference marks where it gives n
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._shared import pyplot, save
 from . import paper
 from .checks import rows, transfer_times
 from .experiments import EPISODE_AT_S, EPISODE_S, Results
-
-
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig: Any, out: Path, name: str) -> list[str]:
-    fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(out / f"{name}.{ext}", dpi=120)
-    _plt().close(fig)
-    return [f"{name}.png", f"{name}.svg"]
 
 
 def _metric(s: pd.DataFrame, entity: str, metric: str) -> pd.Series:
@@ -38,7 +21,7 @@ def _metric(s: pd.DataFrame, entity: str, metric: str) -> pd.Series:
 
 
 def probes(res: Results, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(11, 6.5), sharex=True)
     panels = [("probe", 30, "Fig. 1: probe at 30 kb/s"), ("probe", 60, "Fig. 2: probe at 60 kb/s"),
               ("probe", 80, "Fig. 3: probe at 80 kb/s"),
@@ -61,7 +44,7 @@ def probes(res: Results, out: Path) -> list[str]:
         ax.legend(fontsize=7, loc="upper left")
     for ax in axes[1]:
         ax.set_xlabel("time [s]")
-    return _save(fig, out, "fig1_4_probes")
+    return save(fig, out, "fig1_4_probes")
 
 
 def _rate_kbps(s: pd.DataFrame, flow: str, bin_s: float = 5.0) -> pd.Series:
@@ -71,7 +54,7 @@ def _rate_kbps(s: pd.DataFrame, flow: str, bin_s: float = 5.0) -> pd.Series:
 
 
 def shares(res: Results, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(11, 6.5), sharex=True, sharey=True)
     panels = [("dbp", "Fig. 6: one DBP flow", {"dbp": paper.DBP_ALONE_KBPS}),
               ("tcp", "Fig. 7: one TCP flow", {"tcp": paper.TCP_ALONE_KBPS}),
@@ -96,11 +79,11 @@ def shares(res: Results, out: Path) -> list[str]:
         ax.legend(fontsize=6.5, ncol=2, loc="upper right")
     for ax in axes[1]:
         ax.set_xlabel("time [s]")
-    return _save(fig, out, "fig6_9_rates")
+    return save(fig, out, "fig6_9_rates")
 
 
 def dbp_dynamics(res: Results, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     s = res.series("share", "dbp", 0)
     fig, (a, b) = plt.subplots(2, 1, figsize=(11, 5.5), sharex=True)
     rate = _metric(s, "dbp", "rate_bps") / 1e3
@@ -125,11 +108,11 @@ def dbp_dynamics(res: Results, out: Path) -> list[str]:
     b.set_xlabel("time [s]")
     b.grid(alpha=0.3, which="both")
     b.legend(fontsize=7)
-    return _save(fig, out, "fig6_dbp_dynamics")
+    return save(fig, out, "fig6_dbp_dynamics")
 
 
 def transfers(res: Results, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for ax, kb, fig_no in zip(axes, paper.FILE_SIZES_KB, (10, 11)):
         tcp, dbp = transfer_times(res.runs, kb)
@@ -141,7 +124,7 @@ def transfers(res: Results, out: Path) -> list[str]:
                      "TCP and DBP", fontsize=8)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    return _save(fig, out, "fig10_11_transfers")
+    return save(fig, out, "fig10_11_transfers")
 
 
 def traces(res: Results, out: Path) -> list[str]:
@@ -149,7 +132,7 @@ def traces(res: Results, out: Path) -> list[str]:
     names = sorted({e.split(":", 1)[1] for e in df.experiment.unique() if e.startswith("trace:")})
     if not names:
         return []
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     x = np.arange(len(names))
     for k, (v, color) in enumerate((("tcp", "tab:orange"), ("dbp", "tab:blue"))):
@@ -165,7 +148,7 @@ def traces(res: Results, out: Path) -> list[str]:
         ax.legend(fontsize=8)
     axes[0].set_title("Over the Mahimahi traces: bulk goodput", fontsize=9)
     axes[1].set_title("Over the Mahimahi traces: 100 KB transfers (mean over start times)", fontsize=9)
-    return _save(fig, out, "traces")
+    return save(fig, out, "traces")
 
 
 def all_figures(res: Results, out: Path) -> list[str]:

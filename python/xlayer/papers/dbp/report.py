@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from . import paper
-from .checks import Check, ci, fmt, rows, transfer_times
+from .._shared import Check, ci, fmt
+from .checks import rows, transfer_times
 from .experiments import Results
 
 

@@ -5,13 +5,11 @@ never adjusted to the results."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ...stats import mean_ci
+from .._shared import Check, ci, fmt
 from . import paper
 from .experiments import LOSS_STEPS, TABLE2_SCHEMES, TCP_BASELINES, Results
 
@@ -21,26 +19,6 @@ from .experiments import LOSS_STEPS, TABLE2_SCHEMES, TCP_BASELINES, Results
 SHARE = 0.9
 BEFORE_S = 10.0
 SMOOTH_S = 2.0
-
-
-@dataclass
-class Check:
-    name: str
-    claim: str
-    threshold: str  # the rule and where it comes from
-    passed: bool | None  # None: reported, no threshold
-    detail: str
-    values: dict[str, Any] = field(default_factory=dict)
-
-
-def ci(values: Any) -> dict[str, float]:
-    v = np.asarray(values, dtype=float)
-    return mean_ci(v[~np.isnan(v)])
-
-
-def fmt(c: dict[str, float], digits: int = 1) -> str:
-    hw = c["ci_half_width"]
-    return f"{c['mean']:.{digits}f} ± {hw:.{digits}f}" if not math.isnan(hw) else f"{c['mean']:.{digits}f}"
 
 
 def rows(df: pd.DataFrame, experiment: str, variant: str | None = None, x: float | None = None,

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._shared import pyplot, save
 from . import paper
 from .checks import goodput, table2
 from .experiments import LOSS_STEPS, TCP_BASELINES, Results
@@ -18,30 +19,13 @@ COLORS = {"tfmcc": "tab:blue", "pgmcc": "tab:orange", "tcp": "tab:green", "tfmcc
           "LEG_PGMCC": "tab:red"}
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig: Any, out: Path, name: str) -> list[str]:
-    fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(out / f"{name}.{ext}", dpi=120)
-    _plt().close(fig)
-    return [f"{name}.png", f"{name}.svg"]
-
-
 def _smooth(g: Any, seconds: float = 2.0) -> Any:
     step = float(np.median(np.diff(g.index.to_numpy())))
     return g.rolling(max(1, round(seconds / step))).mean()
 
 
 def fairness(res: Results, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
     s = res.series("pair", "tfmcc", 0)
     for f in ("tfmcc1", "tfmcc2"):
@@ -58,11 +42,11 @@ def fairness(res: Results, out: Path) -> list[str]:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
     a.set_ylabel("goodput at UEx [kb/s]")
-    return _save(fig, out, "fig3_fairness")
+    return save(fig, out, "fig3_fairness")
 
 
 def responsiveness(res: Results, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 4))
     s = res.series("respond", "all", 0)
     for f in ("tfmcc", "pgmcc", "tcp"):
@@ -78,11 +62,11 @@ def responsiveness(res: Results, out: Path) -> list[str]:
     ax.set_title("Fig. 4: responsiveness to changes of the Iu loss rate", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.0, 0.9))
-    return _save(fig, out, "fig4_responsiveness")
+    return save(fig, out, "fig4_responsiveness")
 
 
 def degradation(res: Results, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     t = table2(res.runs)
     primary = f"ratio:{next(iter(TCP_BASELINES))}"
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -102,11 +86,11 @@ def degradation(res: Results, out: Path) -> list[str]:
     ax.set_title("Fig. 5 / Table II: temporary radio degradation (0-5% per UE, redrawn every 5 s)", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, ncol=2)
-    return _save(fig, out, "fig5_table2")
+    return save(fig, out, "fig5_table2")
 
 
 def permanent(res: Results, out: Path) -> list[str]:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(10, 4))
     for f in ("tfmcc", "pgmcc", "tcp"):
         g = _smooth(goodput(res.series("permanent", f, 0), f))
@@ -122,7 +106,7 @@ def permanent(res: Results, out: Path) -> list[str]:
     ax.set_title("Fig. 6: permanent radio degradation of UEx", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower left")
-    return _save(fig, out, "fig6_permanent")
+    return save(fig, out, "fig6_permanent")
 
 
 def all_figures(res: Results, out: Path) -> list[str]:

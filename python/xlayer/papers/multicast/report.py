@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from . import paper
-from .checks import Check, ci, fmt, rows, table2
+from .._shared import Check, ci, fmt
+from .checks import rows, table2
 from .experiments import TCP_BASELINES, Results
 
 
