@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,11 +14,8 @@ from typing import Any
 import pandas as pd
 
 from ... import scenario as _scenario
-from ...api import conserved
-from ...executors import Job, execute, executor_for
-from ...progress import enabled
 from ...scenario import load
-from ...store import Store, key
+from .._shared import run_points
 
 SCENARIO = _scenario.shipped("atm_fig4.toml")
 AALS = ("aal5", "aalx")
@@ -161,30 +157,10 @@ class Results:
 def run_all(pts: list[Point], workers: int, store: Path | None = None) -> Results:
     """Run every point's seeds (those already in `store`, or shared by two points, run
     once) and collect the per-run metrics."""
-    jobs: list[Job] = []
-    owners: list[tuple[Point, int]] = []
-    for p in pts:
-        for seed in range(1, p.trials + 1):
-            jobs.append(Job(key(p.doc, seed, 0), p.doc, seed, 0, p.params))
-            owners.append((p, seed))
-    scratch = tempfile.mkdtemp(prefix="xlayer-aalx-") if store is None else None
-    path = Path(store if store is not None else Path(scratch or ".", "store"))
-    st = Store(path)
-    st.gc()
-    st.save_plan("aalx", {"name": "aalx", "scenario": str(SCENARIO)},
-                 [{"params": j.params, "seed": j.seed, "run": 0, "key": j.record} for j in jobs])
-    out = execute(st, jobs, executor_for(workers), progress=enabled(None), label="aalx")
-    if out.failed:
-        err = st.manifest(out.failed[0])["error"]
-        raise RuntimeError(f"{len(out.failed)} AAL-X run(s) failed, the first with: {err['message']}")
-    rows = []
-    for job, (p, seed) in zip(jobs, owners):
-        m = st.manifest(job.record)
-        if not conserved(m["conservation"]):
-            raise RuntimeError(f"packet conservation violated: {m['conservation']}")
-        rows.append({**p.params, "seed": seed, "fingerprint": m["fingerprint"],
-                     "wall_s": float(m.get("wall_time_s") or 0.0), **flow_metrics(st.table(job.record))})
-    return Results(normalize(pd.DataFrame(rows)), path)
+    st, ran = run_points("aalx", str(SCENARIO), pts, workers, store)
+    rows = [{**r.point.params, "seed": r.seed, "fingerprint": r.manifest["fingerprint"],
+             "wall_s": float(r.manifest.get("wall_time_s") or 0.0), **flow_metrics(st.table(r.record))} for r in ran]
+    return Results(normalize(pd.DataFrame(rows)), st.root)
 
 
 def normalize(df: pd.DataFrame) -> pd.DataFrame:

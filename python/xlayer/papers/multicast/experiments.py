@@ -8,7 +8,6 @@ docs/reproductions/multicast.md with their reasons; each is a module constant.""
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,10 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...api import conserved
-from ...executors import Job, execute, executor_for
-from ...progress import enabled
-from ...store import Store, key
+from ...store import Store
+from .._shared import run_points
 from . import paper
 
 PACKET = "1000B"  # UDP payload of TFMCC and PGMCC data (their headers included); TCP: MSS 1000 B
@@ -229,31 +226,14 @@ class Results:
 def run_all(pts: list[Point], workers: int, store: Path | None = None) -> Results:
     """Run every point's seeds (those already in `store` are not run again) and collect
     the per-receiver metrics."""
-    jobs: list[Job] = []
-    owners: list[tuple[Point, int]] = []
-    for p in pts:
-        for seed in range(1, p.trials + 1):
-            jobs.append(Job(key(p.doc, seed, 0), p.doc, seed, 0, p.params, series=True))
-            owners.append((p, seed))
-    scratch = tempfile.mkdtemp(prefix="xlayer-multicast-") if store is None else None
-    path = Path(store if store is not None else Path(scratch or ".", "store"))
-    st = Store(path)
-    st.gc()
-    st.save_plan("multicast", {"name": "multicast", "scenario": "python/xlayer/papers/multicast"},
-                 [{"params": j.params, "seed": j.seed, "run": 0, "key": j.record} for j in jobs])
-    out = execute(st, jobs, executor_for(workers), progress=enabled(None), label="multicast")
-    if out.failed:
-        err = st.manifest(out.failed[0])["error"]
-        raise RuntimeError(f"{len(out.failed)} multicast run(s) failed, the first with: {err['message']}")
+    st, ran = run_points("multicast", "python/xlayer/papers/multicast", pts, workers, store, series=True)
     rows, records = [], {}
-    for job, (p, seed) in zip(jobs, owners):
-        m = st.manifest(job.record)
-        if not conserved(m["conservation"]):
-            raise RuntimeError(f"packet conservation violated: {m['conservation']}")
-        records[(p.experiment, p.variant, p.x, seed)] = job.record
-        for r in flow_metrics(st.table(job.record), st.table(job.record, "series")):
-            rows.append({**p.params, "seed": seed, "fingerprint": m["fingerprint"], **r})
-    return Results(pd.DataFrame(rows), path, records)
+    for r in ran:
+        p = r.point
+        records[(p.experiment, p.variant, p.x, r.seed)] = r.record
+        for m in flow_metrics(st.table(r.record), st.table(r.record, "series")):
+            rows.append({**p.params, "seed": r.seed, "fingerprint": r.manifest["fingerprint"], **m})
+    return Results(pd.DataFrame(rows), st.root, records)
 
 
 def default_workers() -> int:
