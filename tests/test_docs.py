@@ -62,7 +62,9 @@ def _udp_group() -> dict:
     doc["group"] = [{"name": "g", "members": [{"node": "h1"}, {"node": "h3"}]}]
     doc["flow"] = [{"name": "cast", "protocol": "udp", "src": "h0", "dst": "g",
                     "app": {"kind": "cbr", "rate": "64kbps", "packet_size": "200B",
-                            "deadline": "100ms"}}]
+                            "deadline": "100ms"}},
+                   {"name": "tf", "protocol": "tfmcc", "src": "h0", "dst": "g", "app": {"kind": "bulk"}},
+                   {"name": "pg", "protocol": "pgmcc", "src": "h0", "dst": "g", "app": {"kind": "bulk"}}]
     doc["link"].append({"name": "h0-h2", "a": "h0", "b": "h2", "rate": "10Mbps", "delay": "5ms"})
     return doc
 

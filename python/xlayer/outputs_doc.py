@@ -48,13 +48,33 @@ SERIES_METRICS: tuple[Metric, ...] = (
     Metric("bytes_in_flight", "flow", "bytes", "tcp",
            "FlightSize at `time_s`: `snd_nxt − snd_una`, bytes sent and not yet cumulatively "
            "acknowledged (SACKed bytes included)."),
-    Metric("rate_bps", "flow", "bit/s", "rudp",
-           "The sender's pacing rate at `time_s` (DBP's controlled rate, or the constant rate)."),
+    Metric("rate_bps", "flow", "bit/s", "rudp, tfmcc",
+           "The sender's pacing rate at `time_s`: DBP's controlled rate or the constant rate; "
+           "TFMCC's sending rate at the IP layer (RFC 4654 §4)."),
     Metric("rtt_s", "flow", "s", "rudp",
            "The most recent round-trip time sample; null until the first acknowledgement."),
     Metric("longest_loss_run", "flow", "packets", "rudp",
            "Longest run of consecutive packets found lost so far (a gap in the acknowledged "
            "sequence numbers)."),
+    Metric("rtt_max_s", "flow", "s", "tfmcc",
+           "The largest round-trip time the sender knows among its receivers (R_max, RFC 4654 §3.2), "
+           "which sets the length of a feedback round."),
+    Metric("x_supp_bps", "flow", "bit/s", "tfmcc",
+           "The current feedback round's suppression rate (the lowest rate reported in it, echoed to "
+           "the receivers, RFC 4654 §4.3); null before the round's first report."),
+    Metric("slowstart", "flow", "–", "tfmcc",
+           "1 while the sender is in slowstart (before the first loss any receiver reports), else 0."),
+    Metric("window_pkts", "flow", "packets", "pgmcc",
+           "PGMCC's window W (draft-ietf-rmt-bb-pgmcc-03 §3: +1/W per ACK, halved on a loss)."),
+    Metric("tokens_pkts", "flow", "packets", "pgmcc",
+           "PGMCC's tokens T: packets the sender may send now (one spent per packet; per ACK 1 + 1/W "
+           "gained, 2 in slow start); may fall below 0 after a halving."),
+    Metric("acker", "flow", "node", "pgmcc",
+           "The node index of the current acker; null while none is elected."),
+    Metric("acker_loss_rate", "flow", "–", "pgmcc",
+           "The loss rate the acker last reported (its receiver-side EWMA); null without an acker."),
+    Metric("acker_srtt_s", "flow", "s", "pgmcc",
+           "The sender's smoothed round-trip time to the acker; null without an acker or a sample."),
     Metric("goodput_bps", "flow", "bit/s", "all",
            "Application bytes the flow's receivers got (as `app_rx_bytes` counts them) "
            f"{_INTERVAL}, · 8 ÷ the interval's length."),
