@@ -23,18 +23,28 @@ pub struct FifoRadio {
     metrics: LinkMetrics,
 }
 
-/// One receiver, or every member of a group the packet is for.
+/// One receiver, or every member of a group the packet is for (what a radio hop keeps of
+/// the `NextHop` it was handed).
 #[derive(Clone, Debug)]
-enum Receivers {
+pub(crate) enum Receivers {
     One(u32),
     Many(Box<[u32]>),
 }
 
 impl Receivers {
-    fn copies(&self) -> usize {
+    pub(crate) fn copies(&self) -> usize {
         match self {
             Receivers::One(_) => 1,
             Receivers::Many(n) => n.len(),
+        }
+    }
+}
+
+impl From<NextHop<'_>> for Receivers {
+    fn from(to: NextHop<'_>) -> Self {
+        match to {
+            NextHop::One(node) => Receivers::One(node),
+            NextHop::Many(nodes) => Receivers::Many(nodes.into()),
         }
     }
 }
@@ -108,10 +118,7 @@ impl LinkModel for FifoRadio {
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return Enqueued::Drain;
         }
-        let to = match to {
-            NextHop::One(node) => Receivers::One(node),
-            NextHop::Many(nodes) => Receivers::Many(nodes.into()),
-        };
+        let to = Receivers::from(to);
         self.queue_bytes += pkt.size_bytes as u64;
         self.queue.push_back((pkt, to));
         self.advance(now);

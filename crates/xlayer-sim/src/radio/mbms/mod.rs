@@ -35,6 +35,7 @@ pub mod spec;
 pub use spec::MbmsSpec;
 
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
+use crate::radio::fifo::Receivers;
 use loss::UeLoss;
 use std::collections::VecDeque;
 use xlayer_proto::agents::{ElementAgent, QueueView};
@@ -49,21 +50,6 @@ pub struct MbmsConfig {
     pub unicast_attempts: u8,
     /// Transmission attempts per group packet (1: no repair).
     pub group_attempts: u8,
-}
-
-/// The UE(s) a queued packet is for.
-enum Receivers {
-    One(u32),
-    Many(Box<[u32]>),
-}
-
-impl Receivers {
-    fn copies(&self) -> usize {
-        match self {
-            Receivers::One(_) => 1,
-            Receivers::Many(n) => n.len(),
-        }
-    }
 }
 
 /// What becomes of each copy of a transmitted packet: (node, `None` = received, or the
@@ -246,10 +232,7 @@ impl LinkModel for Mbms {
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return Enqueued::Drain;
         }
-        let to = match to {
-            NextHop::One(node) => Receivers::One(node),
-            NextHop::Many(nodes) => Receivers::Many(nodes.into()),
-        };
+        let to = Receivers::from(to);
         self.queue_bytes += pkt.size_bytes as u64;
         if let Some(mut agent) = self.agent.take() {
             let view = QueueView { backlog_packets: self.queue.len() as u64 + 1, ..self.view() };
