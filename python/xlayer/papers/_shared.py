@@ -79,6 +79,18 @@ class Check:
     values: dict[str, Any] = field(default_factory=dict)
 
 
+def verdict(c: Check) -> str:
+    return "reported" if c.passed is None else ("PASS" if c.passed else "FAIL")
+
+
+def announce(results: Sequence[Check], report: Path, wall_s: float) -> int:
+    """Print each check's outcome and where the report is; the number of failed checks."""
+    for c in results:
+        print(f"{c.name} {verdict(c)}: {c.detail}")
+    print(f"report: {report} ({wall_s:.0f} s)")
+    return sum(c.passed is False for c in results)
+
+
 def ci(values: Any) -> dict[str, float]:
     """Mean and 95% Student-t half width of the values that are not NaN."""
     v = np.asarray(values, dtype=float)

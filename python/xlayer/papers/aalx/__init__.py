@@ -17,6 +17,7 @@ from pathlib import Path
 from ...api import commit, version
 from ...native import _git_head
 from . import checks, experiments, figures, lopt, paper
+from .._shared import announce
 from .report import write
 
 __all__ = ["reproduce", "checks", "experiments", "figures", "lopt", "paper"]
@@ -39,8 +40,4 @@ def reproduce(out_dir: Path, quick: bool = False, workers: int = 2) -> int:
     meta = {"quick": quick, "runs": int(res.runs.fingerprint.nunique()), "wall_s": wall, "workers": workers,
             "version": version(), "commit": commit(), "source_commit": _git_head(Path(__file__).resolve().parent)}
     path = write(out_dir, res.runs, results, figs, meta)
-    for c in results:
-        verdict = "reported" if c.passed is None else ("PASS" if c.passed else "FAIL")
-        print(f"{c.name} {verdict}: {c.detail}")
-    print(f"report: {path} ({wall:.0f} s)")
-    return sum(c.passed is False for c in results)
+    return announce(results, path, wall)

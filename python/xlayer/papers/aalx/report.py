@@ -11,13 +11,9 @@ import pandas as pd
 
 from . import experiments as ex
 from . import paper
-from .._shared import Check, ci
+from .._shared import Check, ci, verdict
 from .checks import fmt, link_rtt_s, probe_added_delay, rows
 from .lopt import lopt_table
-
-
-def _verdict(c: Check) -> str:
-    return "reported" if c.passed is None else ("PASS" if c.passed else "FAIL")
 
 
 def _paper(aal: str, cer: float) -> str:
@@ -119,7 +115,7 @@ def write(out: Path, df: pd.DataFrame, checks: list[Check], figures: list[str], 
              "no error bars.", "",
              "## Checks", "", "| check | claim | threshold (source) | result | measured |", "|---|---|---|---|---|"]
     for c in checks:
-        lines.append(f"| {c.name} | {c.claim} | {c.threshold} | {_verdict(c)} | {c.detail} |")
+        lines.append(f"| {c.name} | {c.claim} | {c.threshold} | {verdict(c)} | {c.detail} |")
     lines += ["", "## Fig. 4: throughput and delay against CER", "", "![fig4](fig4.png)", "",
               "Paper values are the ones §3.2's text states (the only numbers it prints). Normalized throughput "
               "mean ± 95% CI; delay = the flow table's `delay_mean_s` (per received TCP segment, from TCP's "

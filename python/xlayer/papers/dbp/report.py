@@ -9,13 +9,9 @@ from typing import Any
 import pandas as pd
 
 from . import paper
-from .._shared import Check, ci, fmt
+from .._shared import Check, ci, fmt, verdict
 from .checks import rows, transfer_times
 from .experiments import Results
-
-
-def _verdict(c: Check) -> str:
-    return "reported" if c.passed is None else ("PASS" if c.passed else "FAIL")
 
 
 def _shares(df: pd.DataFrame) -> list[str]:
@@ -106,7 +102,7 @@ def write(out: Path, res: Results, checks: list[Check], figures: list[str], meta
              "seeds. The paper reports measurements on one commercial network without error bars.", "",
              "## Checks", "", "| check | claim | threshold (source) | result | measured |", "|---|---|---|---|---|"]
     for c in checks:
-        lines.append(f"| {c.name} | {c.claim} | {c.threshold} | {_verdict(c)} | {c.detail} |")
+        lines.append(f"| {c.name} | {c.claim} | {c.threshold} | {verdict(c)} | {c.detail} |")
     lines += ["", "## Figs. 1–4: UDP probes", "", "![probes](fig1_4_probes.png)", ""] + _probes(df)
     lines += ["", "## Figs. 6–9: DBP and TCP alone and together", "", "![rates](fig6_9_rates.png)", "",
               "![dbp dynamics](fig6_dbp_dynamics.png)", ""] + _shares(df)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ...api import commit, version
 from . import checks, experiments, figures, paper
+from .._shared import announce
 from .report import write
 
 __all__ = ["reproduce", "checks", "experiments", "figures", "paper"]
@@ -38,8 +39,4 @@ def reproduce(out_dir: Path, quick: bool = False, workers: int = 2) -> int:
     meta = {"quick": quick, "runs": int(res.runs.fingerprint.nunique()), "wall_s": wall, "workers": workers,
             "version": version(), "commit": commit()}
     path = write(out_dir, res, results, figs, meta)
-    for c in results:
-        verdict = "reported" if c.passed is None else ("PASS" if c.passed else "FAIL")
-        print(f"{c.name} {verdict}: {c.detail}")
-    print(f"report: {path} ({wall:.0f} s)")
-    return sum(c.passed is False for c in results)
+    return announce(results, path, wall)

@@ -7,13 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from . import paper
-from .._shared import Check, ci, fmt
+from .._shared import Check, ci, fmt, verdict
 from .checks import rows, table2
 from .experiments import TCP_BASELINES, Results
-
-
-def _verdict(c: Check) -> str:
-    return "reported" if c.passed is None else ("PASS" if c.passed else "FAIL")
 
 
 def _table2(res: Results) -> list[str]:
@@ -64,7 +60,7 @@ def write(out: Path, res: Results, checks: list[Check], figures: list[str], meta
              "paper reports single ns-2 runs without error bars.", "",
              "## Checks", "", "| check | claim | threshold (source) | result | measured |", "|---|---|---|---|---|"]
     for c in checks:
-        lines.append(f"| {c.name} | {c.claim} | {c.threshold} | {_verdict(c)} | {c.detail} |")
+        lines.append(f"| {c.name} | {c.claim} | {c.threshold} | {verdict(c)} | {c.detail} |")
     lines += ["", "## §5.1 Fairness", "", "![fairness](fig3_fairness.png)", "",
               "## §5.2 Responsiveness", "", "![responsiveness](fig4_responsiveness.png)", "",
               "## §5.3 Temporary radio degradation (Table II)", "", "![table II](fig5_table2.png)"]
