@@ -26,8 +26,8 @@ def _xfail(why: str) -> pytest.MarkDecorator:
                                                            "bottleneck ('Why C2 fails')")),
     lambda r: checks.c3(r.runs)[0],
     pytest.param(checks.c4, marks=_xfail("all three adapt to the lost air time in about 2 s ('Why C4 fails')")),
-    pytest.param(checks.c5, marks=_xfail("TFMCC and PGMCC take 6-14 s to climb after the loss rate falls "
-                                         "('Why C5 fails')")),
+    pytest.param(checks.c5, marks=_xfail("TFMCC and PGMCC take about 16 s and 6 s to adapt to a change "
+                                         "of the loss rate ('Why C5 fails')")),
 ], ids=["C1", "C2", "C3", "C4", "C5"])
 def test_check(res: experiments.Results, check) -> None:
     c = check(res)
