@@ -282,19 +282,24 @@ impl TcpSender {
     /// The next data segment to send, if the windows allow one. Call until `None`.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
         match self.probe_send.take() {
-            Some(ProbeAction::Retransmit { seq, len }) => return Some(self.emit(now, seq, len)),
+            Some(ProbeAction::Retransmit { seq, len }) => return Some(self.emit(now, seq, len, true)),
             Some(ProbeAction::NewData) if self.supplied > self.snd_nxt => {
                 let len = (self.supplied - self.snd_nxt).min(self.mss);
-                return Some(self.send_next(now, len));
+                return Some(self.send_next(now, len, true));
             }
             _ => {}
         }
-        let seq = self.seq_view();
         let avail = self.supplied - self.snd_nxt;
-        match self.recovery.next_send(&seq, self.cc.cwnd(), avail > 0) {
-            NextSend::Retransmit { seq, len } => return Some(self.emit(now, seq, len)),
-            NextSend::Nothing => return None,
-            NextSend::NewData => {}
+        let cwnd = self.cc.cwnd();
+        // Nothing to repair and no duplicate ACK counted (NewReno): recovery would answer
+        // "new data" against FlightSize and cwnd and ignore the segment, so it is not asked.
+        let steady = self.recovery.steady_send(cwnd);
+        if !steady {
+            match self.recovery.next_send(&self.seq_view(), cwnd, avail > 0) {
+                NextSend::Retransmit { seq, len } => return Some(self.emit(now, seq, len, true)),
+                NextSend::Nothing => return None,
+                NextSend::NewData => {}
+            }
         }
         if avail == 0 {
             self.probe_pending = false;
@@ -303,14 +308,19 @@ impl TcpSender {
         // Full segments; a short one only when fewer than MSS bytes are available.
         let len = avail.min(self.mss);
         if std::mem::take(&mut self.probe_pending) {
-            return Some(self.send_next(now, len));
+            return Some(self.send_next(now, len, !steady));
         }
         // RFC 5681 §3.1 / protocol-notes §1.5: usable window = min(cwnd, rwnd) − FlightSize,
         // with the outstanding bytes as recovery counts them (pipe).
-        let cwnd_ok = self.recovery.pipe(&seq) + len <= self.send_window_bytes();
+        let (pipe, window) = if steady {
+            (self.bytes_in_flight(), cwnd)
+        } else {
+            (self.recovery.pipe(&self.seq_view()), self.recovery.window(cwnd))
+        };
+        let cwnd_ok = pipe + len <= window;
         let rwnd_ok = self.snd_nxt + len <= self.snd_una + self.rwnd;
         if cwnd_ok && rwnd_ok {
-            return Some(self.send_next(now, len));
+            return Some(self.send_next(now, len, !steady));
         }
         // cwnd >= SMSS always, so with nothing in flight only the receiver window can
         // block us: arm the persist timer (reusing the RTO) so we cannot deadlock.
@@ -323,13 +333,15 @@ impl TcpSender {
         None
     }
 
-    fn send_next(&mut self, now: SimTime, len: u64) -> Segment {
-        let seg = self.emit(now, self.snd_nxt, len);
+    fn send_next(&mut self, now: SimTime, len: u64, tell_recovery: bool) -> Segment {
+        let seg = self.emit(now, self.snd_nxt, len, tell_recovery);
         self.snd_nxt += len;
         seg
     }
 
-    fn emit(&mut self, now: SimTime, seq: u64, len: u64) -> Segment {
+    /// Puts `[seq, seq + len)` on the wire; `tell_recovery`: report it to the recovery
+    /// algorithm (not needed when [`AnyRecovery::steady_send`] said it would ignore it).
+    fn emit(&mut self, now: SimTime, seq: u64, len: u64, tell_recovery: bool) -> Segment {
         let retransmission = seq < self.snd_max;
         self.stats.segments_sent += 1;
         if retransmission {
@@ -353,7 +365,9 @@ impl TcpSender {
             self.arm_rto(now);
         }
         self.snd_max = self.snd_max.max(seq + len);
-        self.recovery.on_transmit(&self.seq_view(), seq, len, retransmission);
+        if tell_recovery {
+            self.recovery.on_transmit(&self.seq_view(), seq, len, retransmission);
+        }
         Segment { seq, payload_bytes: len as u32, retransmission }
     }
 

@@ -135,6 +135,21 @@ impl AnyRecovery {
             AnyRecovery::NewReno(NewRenoRecovery::new(cfg))
         }
     }
+
+    /// The sender's fast path before a transmission: `true` if this transmission needs
+    /// no recovery decision, that is [`next_send`](LossRecovery::next_send) would answer
+    /// [`NextSend::NewData`] (and is taken as asked, with `cwnd`), [`pipe`](LossRecovery::pipe)
+    /// is FlightSize, [`window`](LossRecovery::window) is `cwnd`, and
+    /// [`on_transmit`](LossRecovery::on_transmit) would change nothing. The sender then
+    /// skips those calls. Only NewReno outside recovery with no duplicate ACK counted
+    /// qualifies (SACK's scoreboard records every segment sent).
+    #[inline]
+    pub fn steady_send(&mut self, cwnd: u64) -> bool {
+        match self {
+            AnyRecovery::NewReno(r) => r.steady_send(cwnd),
+            AnyRecovery::Sack(_) => false,
+        }
+    }
 }
 
 /// Forwards a call to the selected algorithm (a `match`, so calls inline).

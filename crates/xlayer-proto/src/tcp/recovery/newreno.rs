@@ -117,6 +117,18 @@ impl NewRenoRecovery {
 }
 
 impl NewRenoRecovery {
+    /// See [`AnyRecovery::steady_send`](super::AnyRecovery::steady_send): no retransmission
+    /// pending, not in recovery, no duplicate ACK (so no Limited Transmit allowance, and
+    /// `on_transmit` has nothing to count). Records `cwnd` as `next_send` does.
+    #[inline]
+    pub(super) fn steady_send(&mut self, cwnd: u64) -> bool {
+        let steady = !self.head_rtx_pending && !self.in_recovery && self.dupacks == 0;
+        if steady {
+            self.cwnd = cwnd;
+        }
+        steady
+    }
+
     /// RFC 3042 §2: on each of the first two duplicate ACKs (before the threshold) one
     /// new segment may go out if FlightSize stays within cwnd + 2·SMSS and the receive
     /// window allows it (the sender checks the latter); cwnd itself is unchanged.
