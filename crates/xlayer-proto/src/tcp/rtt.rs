@@ -16,6 +16,8 @@ pub struct RttEstimator {
     base_rto: SimDur,
     /// RTO = base_rto · 2^backoff_shift, capped at `max_rto`.
     backoff_shift: u32,
+    /// That RTO, kept up to date (read on every ACK that restarts the timer).
+    rto: SimDur,
     min_rto: SimDur,
     max_rto: SimDur,
     granularity: SimDur,
@@ -23,16 +25,25 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(cfg: &TcpConfig) -> Self {
-        RttEstimator {
+        let mut e = RttEstimator {
             srtt: None,
             rttvar: SimDur::ZERO,
             // RFC 6298 (2.1): RTO starts at the configured initial value (no sample yet).
             base_rto: cfg.initial_rto.min(cfg.max_rto),
             backoff_shift: 0,
+            rto: SimDur::ZERO,
             min_rto: cfg.min_rto,
             max_rto: cfg.max_rto,
             granularity: cfg.clock_granularity,
-        }
+        };
+        e.update_rto();
+        e
+    }
+
+    /// The RTO with backoff, capped at `max_rto` (RFC 6298 (2.5), (5.5)).
+    fn update_rto(&mut self) {
+        let factor = 1u64 << self.backoff_shift;
+        self.rto = self.base_rto.saturating_mul(factor).min(self.max_rto);
     }
 
     /// Feeds one RTT measurement `r` (the caller applies Karn's rule).
@@ -55,6 +66,7 @@ impl RttEstimator {
         let var = self.granularity.max(SimDur(K.saturating_mul(self.rttvar.0)));
         // RFC 6298 (2.4) lower bound, (2.5) upper bound.
         self.base_rto = (srtt + var).max(self.min_rto).min(self.max_rto);
+        self.update_rto();
     }
 
     pub fn srtt(&self) -> Option<SimDur> {
@@ -72,8 +84,7 @@ impl RttEstimator {
 
     /// The current RTO, backoff included, capped at `max_rto` (RFC 6298 (2.5), (5.5)).
     pub fn rto(&self) -> SimDur {
-        let factor = 1u64 << self.backoff_shift;
-        self.base_rto.saturating_mul(factor).min(self.max_rto)
+        self.rto
     }
 
     /// Multiplier currently applied to the base RTO (1, 2, 4, ...).
@@ -85,6 +96,7 @@ impl RttEstimator {
     pub fn back_off(&mut self) {
         if self.rto() < self.max_rto && self.backoff_shift < 62 {
             self.backoff_shift += 1;
+            self.update_rto();
         }
     }
 
@@ -92,6 +104,7 @@ impl RttEstimator {
     /// (RFC 6298 §5 note after (5.7); ns-2 `t_backoff_ = 1`).
     pub fn reset_backoff(&mut self) {
         self.backoff_shift = 0;
+        self.update_rto();
     }
 }
 

@@ -141,8 +141,11 @@ impl NewRenoRecovery {
     }
 }
 
-impl LossRecovery for NewRenoRecovery {
-    fn on_ack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
+impl NewRenoRecovery {
+    /// Everything but new data acknowledged outside recovery (kept out of line so the
+    /// common ACK inlines into the sender).
+    #[inline(never)]
+    fn on_ack_rare(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
         if ack.newly_acked > 0 {
             self.on_new_ack(now, ack, seq, cc)
         } else if ack.duplicate {
@@ -150,6 +153,19 @@ impl LossRecovery for NewRenoRecovery {
         } else {
             AckOutcome::default()
         }
+    }
+}
+
+impl LossRecovery for NewRenoRecovery {
+    #[inline]
+    fn on_ack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
+        if ack.newly_acked > 0 && !self.in_recovery {
+            // `on_new_ack` outside recovery: the window grows, the timer restarts.
+            self.dupacks = 0;
+            self.limited_bytes = 0;
+            return AckOutcome { grow_window: true, restart_rto: true, entered_recovery: false };
+        }
+        self.on_ack_rare(now, ack, seq, cc)
     }
 
     fn on_rto(&mut self, seq: &SeqView) {
