@@ -3,6 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
 use xlayer_proto::agents::{FixedWindow, SegmentSeen, WindowAgent};
 use xlayer_proto::packet::tcp_flags;
 use xlayer_proto::tcp::{TcpConfig, TcpReceiver};
@@ -124,6 +127,58 @@ fn out_of_order_ranges_merge() {
     assert_eq!(rx.delivered_bytes(), 6000);
     assert_eq!(rx.buffered_out_of_order_bytes(), 1500);
     assert_eq!(acks(&mut rx, t(1)).last(), Some(&6000));
+}
+
+/// The out-of-order buffer against a byte-level reference: after every arrival of a
+/// random segment (random start and length, overlapping, duplicate or in order) the
+/// cumulative ACK is the first byte not received, the ranges are the maximal runs of
+/// received bytes above it, and the buffered count is their total.
+#[test]
+fn out_of_order_ranges_match_a_byte_map() {
+    const SPACE: usize = 30_000;
+    for seed in 0..20 {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut rx = TcpReceiver::new(&cfg(false), None);
+        let mut got = vec![false; SPACE + 4000];
+        for i in 0..400 {
+            let seq = rng.random_range(0..SPACE as u64);
+            let len = rng.random_range(1..=3000u32);
+            rx.handle_segment(t(i), &data(seq, len), None, len + 40);
+            got[seq as usize..seq as usize + len as usize].fill(true);
+            let rcv_nxt = got.iter().position(|&b| !b).unwrap_or(got.len());
+            let mut runs = Vec::new();
+            let mut k = rcv_nxt;
+            while k < got.len() {
+                if got[k] {
+                    let end = k + got[k..].iter().position(|&b| !b).unwrap_or(got.len() - k);
+                    runs.push((k as u64, end as u64));
+                    k = end;
+                } else {
+                    k += 1;
+                }
+            }
+            assert_eq!(rx.delivered_bytes(), rcv_nxt as u64, "seed {seed}, segment {i}");
+            assert_eq!(rx.out_of_order_ranges().collect::<Vec<_>>(), runs, "seed {seed}, segment {i}");
+            let held: u64 = runs.iter().map(|(s, e)| e - s).sum();
+            assert_eq!(rx.buffered_out_of_order_bytes(), held);
+            assert_eq!(acks(&mut rx, t(i)), vec![rcv_nxt as u64], "one immediate ACK per segment");
+        }
+    }
+}
+
+/// ACKs come out in the order they were decided, also when polling and arrivals
+/// interleave with ACKs still queued.
+#[test]
+fn queued_acks_keep_their_order() {
+    let mut rx = TcpReceiver::new(&cfg(false), None);
+    rx.handle_segment(t(0), &data(0, MSS), None, MSS + 40);
+    rx.handle_segment(t(0), &data(2000, MSS), None, MSS + 40);
+    assert_eq!(rx.poll_transmit(t(0)).map(|h| h.ack), Some(1000));
+    rx.handle_segment(t(0), &data(1000, MSS), None, MSS + 40);
+    rx.handle_segment(t(0), &data(3000, MSS), None, MSS + 40);
+    assert_eq!(acks(&mut rx, t(0)), vec![1000, 3000, 4000]);
+    rx.handle_segment(t(1), &data(4000, MSS), None, MSS + 40);
+    assert_eq!(acks(&mut rx, t(1)), vec![5000]);
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! blocks chosen as RFC 2018 §4 says (see `sack_blocks`). D-SACK (RFC 2883)
 //! is not generated.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::TcpConfig;
 use crate::agents::{SegmentSeen, WindowAgent};
@@ -24,8 +24,9 @@ pub struct TcpReceiver {
     delack_timeout: SimDur,
     /// Next in-order byte expected; everything below was delivered.
     rcv_nxt: u64,
-    /// Out-of-order ranges, start -> end (exclusive), disjoint and non-adjacent.
-    ooo: BTreeMap<u64, u64>,
+    /// Out-of-order ranges `[start, end)`, ascending, disjoint and non-adjacent. A sorted
+    /// vector: there are few, and new data lands at or near the end.
+    ooo: Vec<SackBlock>,
     ooo_bytes: u64,
     agent: Option<Box<dyn WindowAgent>>,
     /// In-order bytes received since the last ACK (delayed-ACK accounting).
@@ -62,7 +63,7 @@ impl TcpReceiver {
             delayed_ack: cfg.delayed_ack,
             delack_timeout: cfg.delack_timeout,
             rcv_nxt: 0,
-            ooo: BTreeMap::new(),
+            ooo: Vec::new(),
             ooo_bytes: 0,
             agent,
             unacked_bytes: 0,
@@ -172,8 +173,10 @@ impl TcpReceiver {
     /// then any other held ranges, highest first; at most [`MAX_SACK_BLOCKS`], distinct.
     fn sack_blocks(&self, trigger: Option<u64>) -> Vec<SackBlock> {
         let mut out: Vec<SackBlock> = Vec::with_capacity(MAX_SACK_BLOCKS);
-        let candidates =
-            trigger.into_iter().chain(self.sack_reported.iter().map(|b| b.left)).chain(self.ooo.keys().rev().copied());
+        let candidates = trigger
+            .into_iter()
+            .chain(self.sack_reported.iter().map(|b| b.left))
+            .chain(self.ooo.iter().rev().map(|b| b.left));
         for seq in candidates {
             if out.len() == MAX_SACK_BLOCKS {
                 break;
@@ -190,8 +193,9 @@ impl TcpReceiver {
 
     /// The out-of-order range containing byte `seq`, if it is held.
     fn held_range(&self, seq: u64) -> Option<SackBlock> {
-        let (&left, &right) = self.ooo.range(..=seq).next_back()?;
-        (seq < right).then_some(SackBlock { left, right })
+        let i = self.ooo.partition_point(|b| b.left <= seq);
+        let block = *self.ooo[..i].last()?;
+        (seq < block.right).then_some(block)
     }
 
     /// Free buffer space: in-order data is consumed at once, out-of-order data waits.
@@ -202,29 +206,32 @@ impl TcpReceiver {
 
     /// Moves `rcv_nxt` over any buffered ranges it now reaches.
     fn drain_ooo(&mut self) {
-        while let Some((&s, &e)) = self.ooo.first_key_value() {
-            if s > self.rcv_nxt {
-                break;
-            }
-            self.ooo.remove(&s);
-            self.ooo_bytes -= e - s;
-            self.rcv_nxt = self.rcv_nxt.max(e);
+        let reached = self.ooo.iter().take_while(|b| b.left <= self.rcv_nxt).count();
+        for b in self.ooo.drain(..reached) {
+            self.ooo_bytes -= b.right - b.left;
+            self.rcv_nxt = self.rcv_nxt.max(b.right);
         }
     }
 
     /// Inserts [s, e) (with s > rcv_nxt), merging overlapping and adjacent ranges.
     fn insert_ooo(&mut self, mut s: u64, mut e: u64) {
-        // Ranges are disjoint, so among those starting at or before `e` the ones that
-        // touch [s, e) are a suffix, found by walking back while they end at/after `s`.
-        let touching: Vec<(u64, u64)> =
-            self.ooo.range(..=e).rev().take_while(|(_, &end)| end >= s).map(|(&a, &b)| (a, b)).collect();
-        for (a, b) in touching {
-            self.ooo.remove(&a);
-            self.ooo_bytes -= b - a;
-            s = s.min(a);
-            e = e.max(b);
+        // Ranges are disjoint, so among those starting at or before `e` (the first `hi`)
+        // the ones that touch [s, e) are a suffix, found by walking back while they end
+        // at/after `s`; they are replaced by their union with [s, e).
+        let hi = self.ooo.partition_point(|b| b.left <= e);
+        let lo = hi - self.ooo[..hi].iter().rev().take_while(|b| b.right >= s).count();
+        for b in &self.ooo[lo..hi] {
+            self.ooo_bytes -= b.right - b.left;
+            s = s.min(b.left);
+            e = e.max(b.right);
         }
-        self.ooo.insert(s, e);
+        let merged = SackBlock { left: s, right: e };
+        if lo == hi {
+            self.ooo.insert(lo, merged);
+        } else {
+            self.ooo[lo] = merged;
+            self.ooo.drain(lo + 1..hi);
+        }
         self.ooo_bytes += e - s;
     }
 
@@ -244,7 +251,7 @@ impl TcpReceiver {
 
     /// The out-of-order ranges held, in order (for tests and traces).
     pub fn out_of_order_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.ooo.iter().map(|(&s, &e)| (s, e))
+        self.ooo.iter().map(|b| (b.left, b.right))
     }
 
     /// Pass the host's cross-layer information to the window agent, if any.
