@@ -160,7 +160,8 @@ impl TcpSender {
         let acked = a - self.snd_una;
         self.stats.bytes_acked += acked;
         // Not cwnd-limited: the flight before this ACK left room for another segment.
-        let app_limited = self.bytes_in_flight() + self.mss <= self.cc.cwnd();
+        let wants_sample = self.cc.wants_sample();
+        let app_limited = wants_sample && self.bytes_in_flight() + self.mss <= self.cc.cwnd();
         // RFC 6298 §3 (Karn): only the timed segment, never retransmitted (timing is
         // cancelled by any retransmission), yields a sample; only then does the
         // backoff go away.
@@ -185,24 +186,32 @@ impl TcpSender {
         self.snd_una = a;
         // After go-back-N the receiver may already hold bytes we were about to resend.
         self.snd_nxt = self.snd_nxt.max(a);
-        let view = AckView { ack: a, newly_acked: acked, duplicate: false, sack_blocks };
-        let seq = self.seq_view();
-        let out = self.recovery.on_ack(now, &view, &seq, &mut self.cc);
+        let out = match self.recovery.steady_ack() {
+            Some(out) => out,
+            None => {
+                let view = AckView { ack: a, newly_acked: acked, duplicate: false, sack_blocks };
+                self.recovery.on_ack(now, &view, &self.seq_view(), &mut self.cc)
+            }
+        };
         if self.tail_probe.as_mut().is_some_and(|tp| tp.on_new_ack(a)) && !self.recovery.in_recovery() {
             // RFC 8985 §7.4: the probe may have repaired a loss; respond as to one.
-            self.cc.on_congestion_event(now, seq.flight());
+            self.cc.on_congestion_event(now, self.bytes_in_flight());
             self.cc.on_recovery_exit(now, self.cc.ssthresh());
         }
         if out.grow_window {
-            let sample = AckSample {
-                bytes_acked: acked,
-                ack: a,
-                snd_nxt: self.snd_nxt,
-                rtt,
-                srtt: self.rtt.srtt(),
-                app_limited,
-            };
-            self.cc.on_ack(now, &sample);
+            if wants_sample {
+                let sample = AckSample {
+                    bytes_acked: acked,
+                    ack: a,
+                    snd_nxt: self.snd_nxt,
+                    rtt,
+                    srtt: self.rtt.srtt(),
+                    app_limited,
+                };
+                self.cc.on_ack(now, &sample);
+            } else {
+                self.cc.on_bytes_acked(acked);
+            }
         }
         if self.snd_una == self.snd_max {
             // RFC 6298 (5.2)

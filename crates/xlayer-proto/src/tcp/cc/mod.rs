@@ -104,6 +104,27 @@ impl AnyCc {
             CcKind::Cubic => AnyCc::Cubic(Cubic::new(cfg)),
         }
     }
+
+    /// Whether [`on_ack`](CongestionControl::on_ack) reads more of the [`AckSample`] than
+    /// `bytes_acked` (RTT, sequence numbers, app-limited). If not, the sender calls
+    /// [`on_bytes_acked`](Self::on_bytes_acked) instead and builds no sample.
+    #[inline]
+    pub fn wants_sample(&self) -> bool {
+        match self {
+            AnyCc::NewReno(c) => !c.reads_bytes_only(),
+            AnyCc::Cubic(_) => true,
+        }
+    }
+
+    /// `on_ack` for a controller that reads only the bytes acknowledged
+    /// ([`wants_sample`](Self::wants_sample) is false).
+    #[inline]
+    pub fn on_bytes_acked(&mut self, bytes_acked: u64) {
+        match self {
+            AnyCc::NewReno(c) => c.grow(bytes_acked),
+            AnyCc::Cubic(_) => unreachable!("CUBIC reads the whole ACK sample"),
+        }
+    }
 }
 
 /// Forwards a call to the selected controller (a `match`, so calls inline).

@@ -26,6 +26,23 @@ impl NewReno {
         }
     }
 
+    /// Reads nothing of an [`AckSample`] but the bytes acknowledged (no HyStart++).
+    pub(super) fn reads_bytes_only(&self) -> bool {
+        self.hystart.is_none()
+    }
+
+    /// RFC 5681 §3.1 growth by `bytes_acked` newly acknowledged bytes.
+    #[inline]
+    pub(super) fn grow(&mut self, bytes_acked: u64) {
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 §3.1 slow start: cwnd += min(N, SMSS).
+            self.cwnd += bytes_acked.min(self.mss);
+        } else {
+            // RFC 5681 §3.1 congestion avoidance (eq. 3): cwnd += max(1, SMSS²/cwnd).
+            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
+        }
+    }
+
     /// RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize/2, 2·SMSS).
     fn halve(&self, flight_bytes: u64) -> u64 {
         (flight_bytes / 2).max(2 * self.mss)
@@ -44,12 +61,8 @@ impl CongestionControl for NewReno {
                 }
                 return;
             }
-            // RFC 5681 §3.1 slow start: cwnd += min(N, SMSS).
-            self.cwnd += ack.bytes_acked.min(self.mss);
-        } else {
-            // RFC 5681 §3.1 congestion avoidance (eq. 3): cwnd += max(1, SMSS²/cwnd).
-            self.cwnd += (self.mss * self.mss / self.cwnd).max(1);
         }
+        self.grow(ack.bytes_acked);
     }
 
     fn on_congestion_event(&mut self, _now: SimTime, flight_bytes: u64) {

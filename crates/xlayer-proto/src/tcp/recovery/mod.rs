@@ -150,6 +150,18 @@ impl AnyRecovery {
             AnyRecovery::Sack(_) => false,
         }
     }
+
+    /// The sender's fast path for an ACK of new data: if recovery would only answer
+    /// "grow the window, restart the timer" (NewReno outside recovery), it does what
+    /// [`on_ack`](LossRecovery::on_ack) does then and returns that outcome, so the sender
+    /// builds no [`AckView`] or [`SeqView`]; otherwise `None`, and the sender calls `on_ack`.
+    #[inline]
+    pub fn steady_ack(&mut self) -> Option<AckOutcome> {
+        match self {
+            AnyRecovery::NewReno(r) => r.steady_ack(),
+            AnyRecovery::Sack(_) => None,
+        }
+    }
 }
 
 /// Forwards a call to the selected algorithm (a `match`, so calls inline).

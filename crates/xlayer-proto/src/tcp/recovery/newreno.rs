@@ -129,6 +129,18 @@ impl NewRenoRecovery {
         steady
     }
 
+    /// An ACK of new data outside recovery (`on_new_ack`'s first case): the window grows,
+    /// the timer restarts. `None` in recovery.
+    #[inline]
+    pub(super) fn steady_ack(&mut self) -> Option<AckOutcome> {
+        if self.in_recovery {
+            return None;
+        }
+        self.dupacks = 0;
+        self.limited_bytes = 0;
+        Some(AckOutcome { grow_window: true, restart_rto: true, entered_recovery: false })
+    }
+
     /// RFC 3042 §2: on each of the first two duplicate ACKs (before the threshold) one
     /// new segment may go out if FlightSize stays within cwnd + 2·SMSS and the receive
     /// window allows it (the sender checks the latter); cwnd itself is unchanged.
@@ -159,11 +171,10 @@ impl NewRenoRecovery {
 impl LossRecovery for NewRenoRecovery {
     #[inline]
     fn on_ack(&mut self, now: SimTime, ack: &AckView<'_>, seq: &SeqView, cc: &mut AnyCc) -> AckOutcome {
-        if ack.newly_acked > 0 && !self.in_recovery {
-            // `on_new_ack` outside recovery: the window grows, the timer restarts.
-            self.dupacks = 0;
-            self.limited_bytes = 0;
-            return AckOutcome { grow_window: true, restart_rto: true, entered_recovery: false };
+        if ack.newly_acked > 0 {
+            if let Some(out) = self.steady_ack() {
+                return out;
+            }
         }
         self.on_ack_rare(now, ack, seq, cc)
     }
