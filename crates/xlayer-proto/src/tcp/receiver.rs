@@ -161,7 +161,9 @@ impl TcpReceiver {
     fn push_with_sack(&mut self, mut h: TcpHeader) {
         let trigger = self.sack_trigger.take();
         if !self.ooo.is_empty() {
-            self.sack_reported = self.sack_blocks(trigger);
+            let (blocks, n) = self.sack_blocks(trigger);
+            self.sack_reported.clear();
+            self.sack_reported.extend_from_slice(&blocks[..n]);
             h.set_sack(&self.sack_reported);
         }
         self.pending.push_back(h);
@@ -171,24 +173,27 @@ impl TcpReceiver {
     /// triggered it (`trigger`, its start, if it landed out of order), then the blocks of
     /// the previous option that are not yet covered, each grown to the range now held,
     /// then any other held ranges, highest first; at most [`MAX_SACK_BLOCKS`], distinct.
-    fn sack_blocks(&self, trigger: Option<u64>) -> Vec<SackBlock> {
-        let mut out: Vec<SackBlock> = Vec::with_capacity(MAX_SACK_BLOCKS);
+    /// The first `n` of the returned blocks are meaningful (no allocation per ACK).
+    fn sack_blocks(&self, trigger: Option<u64>) -> ([SackBlock; MAX_SACK_BLOCKS], usize) {
+        let mut out = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let mut n = 0;
         let candidates = trigger
             .into_iter()
             .chain(self.sack_reported.iter().map(|b| b.left))
             .chain(self.ooo.iter().rev().map(|b| b.left));
         for seq in candidates {
-            if out.len() == MAX_SACK_BLOCKS {
+            if n == MAX_SACK_BLOCKS {
                 break;
             }
             // Blocks cumulatively acknowledged since are dropped (RFC 2018 §4: only data
             // above the ACK is reported).
             let Some(block) = self.held_range(seq) else { continue };
-            if !out.contains(&block) {
-                out.push(block);
+            if !out[..n].contains(&block) {
+                out[n] = block;
+                n += 1;
             }
         }
-        out
+        (out, n)
     }
 
     /// The out-of-order range containing byte `seq`, if it is held.
