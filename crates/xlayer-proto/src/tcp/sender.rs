@@ -290,13 +290,10 @@ impl TcpSender {
 
     /// The next data segment to send, if the windows allow one. Call until `None`.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
-        match self.probe_send.take() {
-            Some(ProbeAction::Retransmit { seq, len }) => return Some(self.emit(now, seq, len, true)),
-            Some(ProbeAction::NewData) if self.supplied > self.snd_nxt => {
-                let len = (self.supplied - self.snd_nxt).min(self.mss);
-                return Some(self.send_next(now, len, true));
+        if self.probe_send.is_some() {
+            if let Some(seg) = self.send_probe(now) {
+                return Some(seg);
             }
-            _ => {}
         }
         let avail = self.supplied - self.snd_nxt;
         let cwnd = self.cc.cwnd();
@@ -342,6 +339,19 @@ impl TcpSender {
         None
     }
 
+    /// The probe decided at the last probe-timer expiry, if it can go (RTO off only).
+    #[inline(never)]
+    fn send_probe(&mut self, now: SimTime) -> Option<Segment> {
+        match self.probe_send.take() {
+            Some(ProbeAction::Retransmit { seq, len }) => Some(self.emit(now, seq, len, true)),
+            Some(ProbeAction::NewData) if self.supplied > self.snd_nxt => {
+                let len = (self.supplied - self.snd_nxt).min(self.mss);
+                Some(self.send_next(now, len, true))
+            }
+            _ => None,
+        }
+    }
+
     fn send_next(&mut self, now: SimTime, len: u64, tell_recovery: bool) -> Segment {
         let seg = self.emit(now, self.snd_nxt, len, tell_recovery);
         self.snd_nxt += len;
@@ -350,6 +360,7 @@ impl TcpSender {
 
     /// Puts `[seq, seq + len)` on the wire; `tell_recovery`: report it to the recovery
     /// algorithm (not needed when [`AnyRecovery::steady_send`] said it would ignore it).
+    #[inline]
     fn emit(&mut self, now: SimTime, seq: u64, len: u64, tell_recovery: bool) -> Segment {
         let retransmission = seq < self.snd_max;
         self.stats.segments_sent += 1;
