@@ -78,35 +78,50 @@ impl SeriesLog {
     /// in the order they first occur in those rows (names of equal text are one metric).
     pub fn into_series(self) -> Series {
         let rows = self.len();
-        let mut time_s = Vec::with_capacity(rows);
-        let (mut entity, mut metric, mut value) = (vec![0u32; rows], vec![0u16; rows], vec![0f64; rows]);
-        let mut metric_names = Vec::new();
+        let mut s = Series {
+            time_s: Vec::with_capacity(rows),
+            entity: Vec::with_capacity(rows),
+            metric: Vec::with_capacity(rows),
+            value: Vec::with_capacity(rows),
+            metric_names: Vec::new(),
+        };
         let mut readers: Vec<Reader> = self.entities.into_iter().map(Reader::new).collect();
-        let mut o = 0;
-        for (t, &at) in self.times.iter().enumerate() {
-            let start = o;
-            for (e, r) in readers.iter_mut().enumerate() {
-                if t == r.until {
-                    r.reach(t, &mut metric_names);
-                }
-                let k = r.ids.len();
-                if k == 0 {
-                    continue;
-                }
-                let src = &r.runs[r.run].values[r.at..r.at + k];
-                r.at += k;
-                let (v, m, n) = (&mut value[o..o + k], &mut metric[o..o + k], &mut entity[o..o + k]);
-                for j in 0..k {
-                    v[j] = src[j];
-                    m[j] = r.ids[j];
-                    n[j] = e as u32;
-                }
-                o += k;
+        let (mut t, end) = (0, self.times.len());
+        // Stretches of instants in which no entity's run starts or ends: every instant
+        // of one has the same entity and metric columns, and each entity's values are
+        // the next block of its run.
+        while t < end {
+            for r in readers.iter_mut().filter(|r| r.until == t) {
+                r.reach(t, &mut s.metric_names);
             }
-            time_s.resize(time_s.len() + (o - start), at);
+            let stop = readers.iter().map(|r| r.until).min().unwrap_or(end).min(end);
+            let (mut entity, mut metric, mut blocks) = (Vec::new(), Vec::new(), Vec::new());
+            for (e, r) in readers.iter().enumerate().filter(|(_, r)| !r.ids.is_empty()) {
+                entity.extend(r.ids.iter().map(|_| e as u32));
+                metric.extend_from_slice(&r.ids);
+                blocks.push((&r.runs[r.run].values[r.at..], r.ids.len()));
+            }
+            for (i, &at) in self.times[t..stop].iter().enumerate() {
+                s.time_s.resize(s.time_s.len() + entity.len(), at);
+                s.entity.extend_from_slice(&entity);
+                s.metric.extend_from_slice(&metric);
+                for &(values, k) in &blocks {
+                    let from = i * k;
+                    match k {
+                        1 => s.value.push(values[from]),
+                        2 => s.value.extend([values[from], values[from + 1]]),
+                        3 => s.value.extend([values[from], values[from + 1], values[from + 2]]),
+                        _ => s.value.extend_from_slice(&values[from..from + k]),
+                    }
+                }
+            }
+            for r in &mut readers {
+                r.at += (stop - t) * r.ids.len();
+            }
+            t = stop;
         }
-        debug_assert_eq!(o, rows);
-        Series { time_s, entity, metric, value, metric_names }
+        debug_assert_eq!(s.len(), rows);
+        s
     }
 }
 
@@ -169,7 +184,7 @@ impl EntityLog {
     fn restart(&mut self, instant: usize, planned: usize) {
         if self.run.instants > 0 {
             let run = std::mem::take(&mut self.run);
-            self.done.push(run);
+            self.finish_run(run);
         }
         self.run.first = instant;
         self.planned = planned;
@@ -210,8 +225,10 @@ impl EntityLog {
             // Fewer metrics than the run's earlier instants.
             self.split();
         }
-        if self.run.instants == 0 {
-            // The run's layout is known: room for its values at every instant planned.
+        if self.run.instants == 0 && self.done.is_empty() {
+            // The entity's first layout is known: room for its values at every instant
+            // planned. (Later runs grow as they go: an entity whose metrics keep
+            // changing would otherwise reserve the rest of the run at each change.)
             let left = self.planned.saturating_sub(self.run.first + 1);
             self.run.values.reserve_exact(self.run.layout.len() * left);
         }
@@ -228,8 +245,14 @@ impl EntityLog {
         let new = Run { first: old.first + old.instants, instants: 0, layout, values: carried };
         let old = std::mem::replace(&mut self.run, new);
         if old.instants > 0 {
-            self.done.push(old);
+            self.finish_run(old);
         }
+    }
+
+    /// A run is complete: it keeps no room reserved for instants it will not have.
+    fn finish_run(&mut self, mut run: Run) {
+        run.values.shrink_to_fit();
+        self.done.push(run);
     }
 }
 
@@ -339,6 +362,25 @@ mod tests {
         instants[3].remove(1);
         instants[4].push((3, vec![("queue_bytes", 1.0)]));
         assert_same(&instants);
+    }
+
+    #[test]
+    fn an_entity_whose_metrics_keep_changing_holds_memory_for_its_values_only() {
+        let mut log = SeriesLog::default();
+        let n = 1000;
+        for t in 0..n {
+            log.instant(t as f64, n - t);
+            let w = log.entity(0);
+            w.push("queue_bytes", 1.0);
+            if t % 2 == 1 {
+                w.push("capacity_bps", 2.0);
+            }
+            w.end();
+        }
+        let e = &log.entities[0];
+        let held: usize = e.done.iter().chain([&e.run]).map(|r| r.values.capacity()).sum();
+        assert_eq!((e.done.len() + 1, log.len()), (n, n + n / 2));
+        assert!(held <= 2 * log.len(), "{held} values held for {}", log.len());
     }
 
     #[test]
