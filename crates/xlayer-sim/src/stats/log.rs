@@ -54,10 +54,12 @@ impl SeriesLog {
     }
 
     /// Entity `e`'s log, open for the current instant; `EntityLog::end` closes it.
-    #[inline]
+    /// Inlined into the sampler's loops: as a call, saving and restoring registers cost
+    /// more than the few instructions of the common case.
+    #[inline(always)]
     pub fn entity(&mut self, e: usize) -> &mut EntityLog {
         if e >= self.entities.len() {
-            self.entities.resize_with(e + 1, EntityLog::default);
+            self.grow(e);
         }
         let instant = self.times.len() - 1;
         let log = &mut self.entities[e];
@@ -66,6 +68,12 @@ impl SeriesLog {
             log.restart(instant, self.planned);
         }
         log
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, e: usize) {
+        self.entities.resize_with(e + 1, EntityLog::default);
     }
 
     /// Samples recorded so far.
@@ -181,6 +189,7 @@ impl EntityLog {
     /// The current run does not reach `instant` (the first instant, or one the entity
     /// missed): start a new one there.
     #[cold]
+    #[inline(never)]
     fn restart(&mut self, instant: usize, planned: usize) {
         if self.run.instants > 0 {
             let run = std::mem::take(&mut self.run);
