@@ -1,7 +1,7 @@
 //! Convert a run report into dicts of columns (lists), which pandas takes directly.
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList, PyString};
 use xlayer_sim::stats::{Column, FlowRow, LinkRow};
 use xlayer_sim::{Divergence, RunReport};
 
@@ -19,14 +19,28 @@ fn table<'py>(py: Python<'py>, columns: Vec<(String, Column)>) -> PyResult<Bound
     Ok(d)
 }
 
+/// A column of names given by index: one Python string per name, referenced from every
+/// row (a string made per row cost an allocation and a UTF-8 decode each, and the memory
+/// of each).
+fn shared<'a, 'py>(
+    py: Python<'py>,
+    names: impl Iterator<Item = &'a str>,
+    rows: impl ExactSizeIterator<Item = usize>,
+) -> PyResult<Bound<'py, PyList>> {
+    let names: Vec<Bound<'py, PyString>> = names.map(|n| PyString::new(py, n)).collect();
+    PyList::new(py, rows.map(|i| names[i].clone()))
+}
+
 pub fn to_dict<'py>(py: Python<'py>, r: &RunReport, wall_time_s: f64) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("flows", table(py, FlowRow::columns(&r.flows))?)?;
     d.set_item("links", table(py, LinkRow::columns(&r.links))?)?;
     let s = PyDict::new(py);
     s.set_item("time_s", &r.series.time_s)?;
-    s.set_item("entity", r.series.entity.iter().map(|&e| r.entities[e as usize].as_str()).collect::<Vec<_>>())?;
-    s.set_item("metric", (0..r.series.len()).map(|i| r.series.metric_name(i)).collect::<Vec<_>>())?;
+    let entities = r.entities.iter().map(String::as_str);
+    s.set_item("entity", shared(py, entities, r.series.entity.iter().map(|&e| e as usize))?)?;
+    let metrics = r.series.metric_names.iter().copied();
+    s.set_item("metric", shared(py, metrics, r.series.metric.iter().map(|&m| m as usize))?)?;
     s.set_item("value", &r.series.value)?;
     d.set_item("series", s)?;
     d.set_item("fingerprint", format!("0x{:016x}", r.fingerprint))?;

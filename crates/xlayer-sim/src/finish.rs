@@ -102,7 +102,7 @@ impl World {
         Ok(RunReport {
             flows,
             links,
-            series: std::mem::take(&mut self.series),
+            series: std::mem::take(&mut self.series).into_series(),
             entities,
             fingerprint: self.fingerprint.0,
             events: self.events,

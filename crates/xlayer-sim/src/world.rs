@@ -11,7 +11,7 @@ use crate::engine::{EventQueue, Fingerprint, Lane};
 use crate::host::{EndpointRt, FlowRt};
 use crate::link::LinkModel;
 use crate::net::{Groups, LaterCapture, LinkRt, NodeRt, Routes};
-use crate::stats::{Conservation, Series};
+use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::PcapWriter;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -80,7 +80,7 @@ pub struct World {
     pub(crate) next_uid: u64,
     pub(crate) record_flows: bool,
     pub(crate) series_interval: Option<SimDur>,
-    pub(crate) series: Series,
+    pub(crate) series: SeriesLog,
     pub(crate) conservation: Conservation,
     pub(crate) digests: Option<Vec<EventDigest>>,
     pub(crate) watchdog: Watchdog,

@@ -12,7 +12,7 @@ use crate::engine::{stream, EventQueue, Fingerprint, Lane};
 use crate::link::trace::TraceLink;
 use crate::link::{AnyLink, DropCause, LinkContext, WiredDir};
 use crate::net::{Group, Groups, LinkRt, NodeRt, MANY_INPUTS};
-use crate::stats::{Conservation, Series};
+use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::{Framing, PcapWriter};
 use crate::world::{Event, World};
 use std::path::Path;
@@ -154,7 +154,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         next_uid: 0,
         record_flows: s.output.flows,
         series_interval,
-        series: Series::default(),
+        series: SeriesLog::default(),
         conservation: Conservation::default(),
         digests: None,
         watchdog: Default::default(),

@@ -14,36 +14,37 @@
 //!
 //! Memory: the buckets a flow's delays span, allocated 128 at a time (1 KiB). One
 //! chunk covers delays within a factor e^(128·ln γ) ≈ 13 of each other; a flow whose
-//! delays range from 1 ms to 10 s needs 4 chunks. `MAX_BUCKETS` covers every delay from
-//! 1 ns to 2^64 ns, so buckets never collapse and the guarantee always holds.
+//! delays range from 1 ms to 10 s needs 4 chunks. Every delay from 1 ns to 2^64 ns has
+//! its bucket (about 2,200 of them), so buckets never collapse and the guarantee holds.
+//!
+//! Buckets are those of the `sketches-ddsketch` crate (key ⌊ln v / ln γ⌋, value
+//! e^(k·ln γ)·2γ/(γ + 1), rank ⌊q·(n − 1)⌋), so the percentiles are the ones it gives;
+//! the key of a delay comes from a table instead of a logarithm per packet (`Keys`).
 
-use sketches_ddsketch::{Config, DDSketch};
+use std::sync::OnceLock;
 
 /// α: the relative error of every reported percentile.
 pub const RELATIVE_ERROR: f64 = 0.01;
 
-/// Buckets from 1 ns to 2^64 ns: ln(2^64)/ln γ ≈ 2218 < 4096.
-const MAX_BUCKETS: u32 = 4096;
-
-/// Delays below this (i.e. exactly 0 ns) are counted in the sketch's zero bucket.
-const SMALLEST_NS: f64 = 0.5;
+/// Buckets allocated at a time.
+const CHUNK: usize = 128;
 
 #[derive(Clone)]
 pub struct DelaySketch {
-    sketch: DDSketch,
+    /// Delays by bucket key, from key `offset`.
+    bins: Vec<u64>,
+    offset: i32,
+    /// Delays of exactly 0 ns (no bucket: ln 0 is not finite).
+    zero: u64,
     count: u64,
     sum_ns: u128,
+    min_ns: u64,
     max_ns: u64,
 }
 
 impl Default for DelaySketch {
     fn default() -> Self {
-        DelaySketch {
-            sketch: DDSketch::new(Config::new(RELATIVE_ERROR, MAX_BUCKETS, SMALLEST_NS)),
-            count: 0,
-            sum_ns: 0,
-            max_ns: 0,
-        }
+        DelaySketch { bins: Vec::new(), offset: 0, zero: 0, count: 0, sum_ns: 0, min_ns: u64::MAX, max_ns: 0 }
     }
 }
 
@@ -55,15 +56,53 @@ impl std::fmt::Debug for DelaySketch {
 }
 
 impl DelaySketch {
+    #[inline]
     pub fn add(&mut self, delay_ns: u64) {
-        self.sketch.add(delay_ns as f64);
+        if delay_ns == 0 {
+            self.zero += 1;
+        } else {
+            let k = keys().key(delay_ns);
+            let i = k.wrapping_sub(self.offset) as usize;
+            match self.bins.get_mut(i) {
+                Some(b) => *b += 1,
+                None => self.add_outside(k, 1),
+            }
+        }
+        self.min_ns = self.min_ns.min(delay_ns);
         self.count += 1;
         self.sum_ns += delay_ns as u128;
         self.max_ns = self.max_ns.max(delay_ns);
     }
 
+    /// `n` delays in bucket `k`, which the bins do not cover yet: widen them.
+    #[cold]
+    fn add_outside(&mut self, k: i32, n: u64) {
+        // The keys held so far, and `k`: chunks enough for them, never fewer than now.
+        let held = |i: usize| self.offset + i as i32;
+        let lo = self.bins.iter().position(|&n| n > 0).map_or(k, |i| held(i).min(k));
+        let hi = self.bins.iter().rposition(|&n| n > 0).map_or(k, |i| held(i).max(k));
+        let len = ((hi - lo) as usize / CHUNK * CHUNK + CHUNK).max(self.bins.len());
+        let mut bins = vec![0; len];
+        // Centred in the chunks, so a flow whose delays drift either way grows rarely.
+        let offset = lo - ((len - (hi - lo) as usize - 1) / 2) as i32;
+        for (i, &n) in self.bins.iter().enumerate().filter(|&(_, &n)| n > 0) {
+            bins[(held(i) - offset) as usize] = n;
+        }
+        self.bins = bins;
+        self.offset = offset;
+        self.bins[(k - offset) as usize] += n;
+    }
+
     pub fn merge(&mut self, other: &DelaySketch) {
-        self.sketch.merge(&other.sketch).expect("every delay sketch has the same configuration");
+        for (i, &n) in other.bins.iter().enumerate().filter(|&(_, &n)| n > 0) {
+            let k = other.offset + i as i32;
+            match self.bins.get_mut(k.wrapping_sub(self.offset) as usize) {
+                Some(b) => *b += n,
+                None => self.add_outside(k, n),
+            }
+        }
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.zero += other.zero;
         self.count += other.count;
         self.sum_ns += other.sum_ns;
         self.max_ns = self.max_ns.max(other.max_ns);
@@ -83,14 +122,114 @@ impl DelaySketch {
 
     /// The q-quantile (0 ≤ q ≤ 1) within `RELATIVE_ERROR`; see the module comment.
     pub fn quantile_ns(&self, q: f64) -> Option<u64> {
-        let v = self.sketch.quantile(q).expect("q is in [0, 1]")?;
+        assert!((0.0..=1.0).contains(&q), "q is in [0, 1]");
+        if self.count == 0 {
+            return None;
+        }
+        let v = if q == 0.0 {
+            self.min_ns as f64
+        } else if q == 1.0 {
+            self.max_ns as f64
+        } else {
+            let rank = (q * (self.count as f64 - 1.0)) as u64;
+            if rank < self.zero {
+                0.0
+            } else {
+                let mut seen = self.zero;
+                let i = self.bins.iter().position(|&n| {
+                    seen += n;
+                    seen > rank
+                });
+                keys().value(self.offset + i.expect("rank < count") as i32)
+            }
+        };
         // The exact extremes bound every estimate.
         Some((v.round() as u64).min(self.max_ns))
     }
 
     /// Heap bytes held by the buckets (for memory estimates).
     pub fn heap_bytes(&self) -> usize {
-        self.sketch.length() * std::mem::size_of::<u64>()
+        self.bins.len() * std::mem::size_of::<u64>()
+    }
+}
+
+/// The bucket of each delay: k = ⌊ln v / ln γ⌋ as a table of the smallest delay of each
+/// bucket, found once with that formula. Below `TABLE_NS` the key is exact without a
+/// logarithm: computed ln is monotone over the integers there (ln(n + 1) − ln n ≥ 2^-43
+/// is more than 30 ulps of ln n < 31, and libm's ln is within 1 ulp), and so are the
+/// division and the floor, so the formula's key is the last bucket whose smallest delay
+/// is ≤ n. Above it (2.4 hours) the formula itself.
+struct Keys {
+    gamma_ln: f64,
+    /// The formula's factor from a key to the value it reports.
+    value_factor: f64,
+    /// `start[k]`: the smallest delay in ns whose key is k, for k up to the key of
+    /// `TABLE_NS` (and one past it).
+    start: Vec<u64>,
+    /// For each octave b and the 6 bits after a delay's leading one: the key of the
+    /// smallest delay with those bits. Such a slice spans a factor below 1 + 1/64 < γ,
+    /// so it meets at most two buckets.
+    slice: Vec<u16>,
+}
+
+const TABLE_BITS: u32 = 43;
+const TABLE_NS: u64 = 1 << TABLE_BITS;
+const SLICE_BITS: u32 = 6;
+
+fn keys() -> &'static Keys {
+    static KEYS: OnceLock<Keys> = OnceLock::new();
+    KEYS.get_or_init(Keys::new)
+}
+
+impl Keys {
+    fn new() -> Self {
+        let gamma = (1.0 + RELATIVE_ERROR) / (1.0 - RELATIVE_ERROR);
+        let gamma_ln = gamma.ln();
+        let mut k = Keys { gamma_ln, value_factor: 2.0 * gamma / (1.0 + gamma), start: Vec::new(), slice: Vec::new() };
+        let last = k.formula(TABLE_NS);
+        for key in 0..=last + 1 {
+            // Near e^(k·ln γ); then step to the exact first delay of the bucket.
+            let mut n = ((key as f64 * gamma_ln).exp().ceil() as u64).max(1);
+            while n > 1 && k.formula(n - 1) >= key {
+                n -= 1;
+            }
+            while k.formula(n) < key {
+                n += 1;
+            }
+            k.start.push(n);
+        }
+        for b in 0..TABLE_BITS {
+            for s in 0..1u64 << SLICE_BITS {
+                let lo = if b >= SLICE_BITS {
+                    ((1 << SLICE_BITS) + s) << (b - SLICE_BITS)
+                } else {
+                    (((1 << SLICE_BITS) + s) << b).div_ceil(1 << SLICE_BITS)
+                };
+                let key = k.start.partition_point(|&n| n <= lo) - 1;
+                k.slice.push(key as u16);
+            }
+        }
+        k
+    }
+
+    /// The key by the formula.
+    fn formula(&self, n: u64) -> i32 {
+        ((n as f64).ln() / self.gamma_ln).floor() as i32
+    }
+
+    #[inline]
+    fn key(&self, n: u64) -> i32 {
+        if n >= TABLE_NS {
+            return self.formula(n);
+        }
+        let b = 63 - n.leading_zeros();
+        let s = (n << n.leading_zeros() << 1) >> (64 - SLICE_BITS);
+        let k = self.slice[((b << SLICE_BITS) as u64 + s) as usize] as usize;
+        (k + (n >= self.start[k + 1]) as usize) as i32
+    }
+
+    fn value(&self, key: i32) -> f64 {
+        (key as f64 * self.gamma_ln).exp() * self.value_factor
     }
 }
 
@@ -162,12 +301,67 @@ mod tests {
         assert_eq!(s.quantile_ns(0.2), Some(1));
         assert!(within_error(s.quantile_ns(0.6).unwrap(), 1_000));
         assert_eq!(s.max_ns(), Some(u64::MAX));
-        assert!(s.heap_bytes() <= MAX_BUCKETS as usize * 8);
+        assert!(s.heap_bytes() <= 4096 * 8);
     }
 
     #[test]
     fn an_empty_sketch_reports_nothing() {
         let s = DelaySketch::default();
         assert_eq!((s.quantile_ns(0.5), s.mean_ns(), s.max_ns(), s.heap_bytes()), (None, None, None, 0));
+    }
+
+    /// The `sketches-ddsketch` crate with the configuration this sketch reproduces.
+    fn reference() -> sketches_ddsketch::DDSketch {
+        sketches_ddsketch::DDSketch::new(sketches_ddsketch::Config::new(RELATIVE_ERROR, 4096, 0.5))
+    }
+
+    fn reference_ns(r: &sketches_ddsketch::DDSketch, q: f64, max: u64) -> u64 {
+        (r.quantile(q).unwrap().unwrap().round() as u64).min(max)
+    }
+
+    #[test]
+    fn keys_are_the_formulas_at_every_bucket_edge() {
+        let k = keys();
+        for &n in &k.start {
+            for m in n.saturating_sub(3).max(1)..n + 3 {
+                assert_eq!(k.key(m), k.formula(m), "delay {m} ns");
+            }
+        }
+        for shift in 0..64 {
+            for m in [(1u64 << shift), (1u64 << shift) - 1, (1u64 << shift) + 1, u64::MAX >> shift] {
+                if m > 0 {
+                    assert_eq!(k.key(m), k.formula(m), "delay {m} ns");
+                }
+            }
+        }
+        for d in delays(100_000, 3).into_iter().chain(delays(100_000, 4).iter().map(|d| d * 997 + 1)) {
+            assert_eq!(k.key(d), k.formula(d), "delay {d} ns");
+        }
+    }
+
+    #[test]
+    fn percentiles_are_those_of_the_reference_sketch() {
+        // Two receivers with delays over six decades, one with zeros, merged in turn.
+        let mut ours = [DelaySketch::default(), DelaySketch::default()];
+        let mut theirs = [reference(), reference()];
+        let a = delays(50_000, 11);
+        let b: Vec<u64> =
+            delays(20_000, 12).iter().enumerate().map(|(i, &d)| if i % 7 == 0 { 0 } else { d * 3 }).collect();
+        for (i, v) in [a, b].iter().enumerate() {
+            for &d in v {
+                ours[i].add(d);
+                theirs[i].add(d as f64);
+            }
+        }
+        let (mut o, mut t) = (DelaySketch::default(), reference());
+        for i in [1, 0] {
+            o.merge(&ours[i]);
+            t.merge(&theirs[i]).unwrap();
+            for q in [0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0] {
+                assert_eq!(ours[i].quantile_ns(q), Some(reference_ns(&theirs[i], q, ours[i].max_ns)), "q {q}");
+                assert_eq!(o.quantile_ns(q), Some(reference_ns(&t, q, o.max_ns)), "merged, q {q}");
+            }
+        }
+        assert_eq!(o.heap_bytes(), t.length() * 8);
     }
 }

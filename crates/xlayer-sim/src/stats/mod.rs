@@ -2,6 +2,7 @@
 
 pub mod delay;
 pub(crate) mod flow;
+mod log;
 mod report;
 mod sampler;
 mod series;
@@ -9,6 +10,7 @@ pub(crate) mod warmup;
 
 pub use delay::DelaySketch;
 pub use flow::FlowStats;
+pub(crate) use log::SeriesLog;
 pub use report::{Column, Conservation, FlowRow, LinkRow, RunReport};
 pub use series::Series;
 

@@ -11,40 +11,40 @@ use xlayer_proto::SimTime;
 impl World {
     pub(crate) fn sample(&mut self) {
         let Some(interval) = self.series_interval else { return };
-        let t = crate::stats::report_secs(self.now.0);
-        let before = self.series.len();
-        self.series.reserve(self.series.rows_per_instant);
+        // This instant and those the sampler will still reach (it stops at the end).
+        let remaining = (self.end.0.saturating_sub(self.now.0) / interval.0) as usize + 1;
+        self.series.instant(crate::stats::report_secs(self.now.0), remaining);
         let seconds = interval.as_secs_f64();
         for (i, f) in self.flows.iter_mut().enumerate() {
-            let series = &mut self.series;
-            self.endpoints[f.sender as usize].ep.gauges(&mut |name, v| series.push(t, i as u32, name, v));
+            let w = self.series.entity(i);
+            self.endpoints[f.sender as usize].ep.gauges(&mut |name, v| w.push(name, v));
             // Application bytes delivered to the receivers since the last sample.
             let app: u64 = f.receivers.iter().map(|&(_, e)| self.endpoints[e as usize].ep.app_delivered_bytes()).sum();
             let goodput = (app - f.app_bytes_at_sample) as f64 * 8.0 / seconds;
-            series.push(t, i as u32, "goodput_bps", goodput);
+            w.push("goodput_bps", goodput);
+            w.end();
             f.app_bytes_at_sample = app;
         }
-        let base = self.flows.len() as u32;
+        let base = self.flows.len();
         for (i, l) in self.links.iter_mut().enumerate() {
-            let e = base + i as u32;
             while l.landed_later.front().is_some_and(|&(at, _)| at <= self.now) {
                 let (_, bytes) = l.landed_later.pop_front().expect("checked");
                 l.bytes_since_sample += bytes as u64;
             }
+            let w = self.series.entity(base + i);
             let m = l.model.metrics(self.now);
-            self.series.push(t, e, "queue_bytes", m.queue_bytes as f64);
-            self.series.push(t, e, "queue_packets", m.queue_packets as f64);
+            w.push("queue_bytes", m.queue_bytes as f64);
+            w.push("queue_packets", m.queue_packets as f64);
             let bps = l.bytes_since_sample as f64 * 8.0 / seconds;
-            self.series.push(t, e, "throughput_bps", bps);
+            w.push("throughput_bps", bps);
             let from = SimTime(self.now.0.saturating_sub(interval.0));
             if let Some(bytes) = l.model.capacity_bytes_between(from, self.now) {
-                self.series.push(t, e, "capacity_bps", bytes as f64 * 8.0 / seconds);
+                w.push("capacity_bps", bytes as f64 * 8.0 / seconds);
             }
-            let series = &mut self.series;
-            l.model.gauges(&mut |name, v| series.push(t, e, name, v));
+            l.model.gauges(&mut |name, v| w.push(name, v));
+            w.end();
             l.bytes_since_sample = 0;
         }
-        self.series.rows_per_instant = self.series.len() - before;
         if self.now + interval <= self.end {
             self.queue.push(Lane::Timers, self.now + interval, Event::Sample);
         }

@@ -1,0 +1,400 @@
+//! The time series as the sampler writes it during the run: column-wise per entity.
+//!
+//! An entity (a flow, a link direction) reports the same metrics in the same order at
+//! nearly every instant, so each keeps the layout it reported at its first instant and
+//! appends only the values while the layout repeats: a pointer compare and a push per
+//! value, where a row of the long form costs a name lookup and four column pushes. When
+//! an entity's set of metrics changes (a gauge that is conditional, such as a radio's
+//! `capacity_bps` once its capacity history no longer covers the interval), a new run
+//! starts with the new layout. `into_series` builds the long form once, at the end, with
+//! the same rows in the same order as writing them row by row did.
+//!
+//! Memory: 8 bytes a sample during the run (the long form's 22 come at the end, sized
+//! exactly), each run's values reserved at once for the instants left.
+
+use super::Series;
+
+#[derive(Debug, Default)]
+pub(crate) struct SeriesLog {
+    /// Each sampling instant, in seconds.
+    times: Vec<f64>,
+    /// Index one past the last instant the sampler plans to reach.
+    planned: usize,
+    /// By entity index (flows, then link directions).
+    entities: Vec<EntityLog>,
+}
+
+/// Instants `first..first + instants` of one entity, all with the same metrics.
+#[derive(Debug, Default)]
+struct Run {
+    first: usize,
+    instants: usize,
+    /// The metric names in the order reported (compared by address on the hot path).
+    layout: Vec<&'static str>,
+    /// Instant-major: `instants` blocks of `layout.len()` values.
+    values: Vec<f64>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct EntityLog {
+    /// The run being written.
+    run: Run,
+    /// Values written at the current instant (the next one is `run.layout[pos]`).
+    pos: usize,
+    /// `SeriesLog::planned`, for reserving a run's values.
+    planned: usize,
+    done: Vec<Run>,
+}
+
+impl SeriesLog {
+    /// A sampling instant begins at `t_s` seconds; `remaining` counts it and those after.
+    pub fn instant(&mut self, t_s: f64, remaining: usize) {
+        self.times.push(t_s);
+        self.planned = self.times.len() - 1 + remaining;
+    }
+
+    /// Entity `e`'s log, open for the current instant; `EntityLog::end` closes it.
+    /// Inlined into the sampler's loops: as a call, saving and restoring registers cost
+    /// more than the few instructions of the common case.
+    #[inline(always)]
+    pub fn entity(&mut self, e: usize) -> &mut EntityLog {
+        if e >= self.entities.len() {
+            self.grow(e);
+        }
+        let instant = self.times.len() - 1;
+        let log = &mut self.entities[e];
+        log.pos = 0;
+        if log.run.instants == 0 || log.run.first + log.run.instants != instant {
+            log.restart(instant, self.planned);
+        }
+        log
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, e: usize) {
+        self.entities.resize_with(e + 1, EntityLog::default);
+    }
+
+    /// Samples recorded so far.
+    pub fn len(&self) -> usize {
+        self.entities.iter().map(|e| e.done.iter().chain([&e.run]).map(|r| r.values.len()).sum::<usize>()).sum()
+    }
+
+    /// The long (tidy) form: instant by instant, entity by entity in index order, each
+    /// entity's metrics in the order it reported them. Metric indices number the names
+    /// in the order they first occur in those rows (names of equal text are one metric).
+    pub fn into_series(self) -> Series {
+        let rows = self.len();
+        let mut s = Series {
+            time_s: Vec::with_capacity(rows),
+            entity: Vec::with_capacity(rows),
+            metric: Vec::with_capacity(rows),
+            value: Vec::with_capacity(rows),
+            metric_names: Vec::new(),
+        };
+        let mut readers: Vec<Reader> = self.entities.into_iter().map(Reader::new).collect();
+        let (mut t, end) = (0, self.times.len());
+        // Stretches of instants in which no entity's run starts or ends: every instant
+        // of one has the same entity and metric columns, and each entity's values are
+        // the next block of its run.
+        while t < end {
+            for r in readers.iter_mut().filter(|r| r.until == t) {
+                r.reach(t, &mut s.metric_names);
+            }
+            let stop = readers.iter().map(|r| r.until).min().unwrap_or(end).min(end);
+            let (mut entity, mut metric, mut blocks) = (Vec::new(), Vec::new(), Vec::new());
+            for (e, r) in readers.iter().enumerate().filter(|(_, r)| !r.ids.is_empty()) {
+                entity.extend(r.ids.iter().map(|_| e as u32));
+                metric.extend_from_slice(&r.ids);
+                blocks.push((&r.runs[r.run].values[r.at..], r.ids.len()));
+            }
+            for (i, &at) in self.times[t..stop].iter().enumerate() {
+                s.time_s.resize(s.time_s.len() + entity.len(), at);
+                s.entity.extend_from_slice(&entity);
+                s.metric.extend_from_slice(&metric);
+                for &(values, k) in &blocks {
+                    let from = i * k;
+                    match k {
+                        1 => s.value.push(values[from]),
+                        2 => s.value.extend([values[from], values[from + 1]]),
+                        3 => s.value.extend([values[from], values[from + 1], values[from + 2]]),
+                        _ => s.value.extend_from_slice(&values[from..from + k]),
+                    }
+                }
+            }
+            for r in &mut readers {
+                r.at += (stop - t) * r.ids.len();
+            }
+            t = stop;
+        }
+        debug_assert_eq!(s.len(), rows);
+        s
+    }
+}
+
+/// One entity's runs, read instant by instant.
+struct Reader {
+    runs: Vec<Run>,
+    /// The run covering the current instant, or the next one.
+    run: usize,
+    /// The current instant's metric indices (empty while no run covers it), and where
+    /// its values start.
+    ids: Vec<u16>,
+    at: usize,
+    /// The next instant at which the run changes.
+    until: usize,
+}
+
+impl Reader {
+    fn new(mut log: EntityLog) -> Self {
+        log.done.push(log.run);
+        Reader { runs: log.done, run: 0, ids: Vec::new(), at: 0, until: 0 }
+    }
+
+    /// Instant `t` starts or ends a run (or a gap): move to what covers it.
+    #[cold]
+    fn reach(&mut self, t: usize, names: &mut Vec<&'static str>) {
+        self.ids.clear();
+        while let Some(run) = self.runs.get(self.run) {
+            if t < run.first {
+                self.until = run.first;
+                return;
+            }
+            if t < run.first + run.instants {
+                // Its first instant: the metric names are numbered as the rows first
+                // name them, which is here.
+                self.ids.extend(run.layout.iter().map(|&name| metric_index(names, name)));
+                self.at = 0;
+                self.until = run.first + run.instants;
+                return;
+            }
+            self.run += 1;
+        }
+        self.until = usize::MAX;
+    }
+}
+
+/// Index of `name` among `names`, appended if new; equal text is the same metric.
+fn metric_index(names: &mut Vec<&'static str>, name: &'static str) -> u16 {
+    let i = names.iter().position(|&n| std::ptr::eq(n, name)).or_else(|| names.iter().position(|&n| n == name));
+    let i = i.unwrap_or_else(|| {
+        names.push(name);
+        names.len() - 1
+    });
+    u16::try_from(i).expect("fewer than 65,536 metric names")
+}
+
+impl EntityLog {
+    /// The current run does not reach `instant` (the first instant, or one the entity
+    /// missed): start a new one there.
+    #[cold]
+    #[inline(never)]
+    fn restart(&mut self, instant: usize, planned: usize) {
+        if self.run.instants > 0 {
+            let run = std::mem::take(&mut self.run);
+            self.finish_run(run);
+        }
+        self.run.first = instant;
+        self.planned = planned;
+    }
+
+    /// One value of the current instant.
+    #[inline]
+    pub fn push(&mut self, name: &'static str, value: f64) {
+        if self.run.layout.get(self.pos).is_some_and(|&n| std::ptr::eq(n, name)) {
+            self.run.values.push(value);
+            self.pos += 1;
+        } else {
+            self.push_new(name, value);
+        }
+    }
+
+    /// A value that does not follow the layout: the run's first instant, a name of the
+    /// same text from another literal, or a change of metrics.
+    #[cold]
+    #[inline(never)]
+    fn push_new(&mut self, name: &'static str, value: f64) {
+        let first_instant = self.run.instants == 0;
+        let same_text = self.run.layout.get(self.pos).is_some_and(|&n| n == name);
+        if !first_instant && !same_text {
+            self.split();
+        }
+        if self.pos == self.run.layout.len() {
+            self.run.layout.push(name);
+        }
+        self.run.values.push(value);
+        self.pos += 1;
+    }
+
+    /// The current instant has ended for this entity.
+    #[inline]
+    pub fn end(&mut self) {
+        if self.pos != self.run.layout.len() {
+            // Fewer metrics than the run's earlier instants.
+            self.split();
+        }
+        if self.run.instants == 0 && self.done.is_empty() {
+            // The entity's first layout is known: room for its values at every instant
+            // planned. (Later runs grow as they go: an entity whose metrics keep
+            // changing would otherwise reserve the rest of the run at each change.)
+            let left = self.planned.saturating_sub(self.run.first + 1);
+            self.run.values.reserve_exact(self.run.layout.len() * left);
+        }
+        self.run.instants += 1;
+    }
+
+    /// The layout changed at the current instant: the run ends before it, and a new one
+    /// starts there with the `pos` metrics written so far at this instant.
+    #[cold]
+    fn split(&mut self) {
+        let old = &mut self.run;
+        let carried = old.values.split_off(old.values.len() - self.pos);
+        let layout = old.layout[..self.pos].to_vec();
+        let new = Run { first: old.first + old.instants, instants: 0, layout, values: carried };
+        let old = std::mem::replace(&mut self.run, new);
+        if old.instants > 0 {
+            self.finish_run(old);
+        }
+    }
+
+    /// A run is complete: it keeps no room reserved for instants it will not have.
+    fn finish_run(&mut self, mut run: Run) {
+        run.values.shrink_to_fit();
+        self.done.push(run);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Per instant, each entity's (metric, value) pairs in the order reported.
+    type Instants = Vec<Vec<(usize, Vec<(&'static str, f64)>)>>;
+
+    /// The log's long form, and the rows written one by one as the sampler wrote them
+    /// before the log: the reference it must reproduce row for row.
+    fn both(instants: &Instants) -> (Series, Series) {
+        let mut log = SeriesLog::default();
+        let mut long = Series::default();
+        for (t, entities) in instants.iter().enumerate() {
+            let time_s = crate::stats::report_secs(t as u64 * 100_000_000);
+            log.instant(time_s, instants.len() - t);
+            for (e, metrics) in entities {
+                let w = log.entity(*e);
+                for &(name, v) in metrics {
+                    w.push(name, v);
+                    long.time_s.push(time_s);
+                    long.entity.push(*e as u32);
+                    long.metric.push(metric_index(&mut long.metric_names, name));
+                    long.value.push(v);
+                }
+                w.end();
+            }
+        }
+        (log.into_series(), long)
+    }
+
+    fn assert_same(instants: &Instants) -> Series {
+        let (a, b) = both(instants);
+        assert_eq!(a.time_s, b.time_s);
+        assert_eq!(a.entity, b.entity);
+        assert_eq!(a.metric, b.metric);
+        let bits = |s: &Series| s.value.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a), bits(&b));
+        assert_eq!(a.metric_names, b.metric_names);
+        a
+    }
+
+    /// A flow (cwnd, srtt, goodput) and a link direction (queue, throughput), `n` instants.
+    fn steady(n: usize) -> Instants {
+        (0..n)
+            .map(|t| {
+                let t = t as f64;
+                vec![
+                    (0, vec![("cwnd_bytes", 1460.0 * t), ("srtt_s", f64::NAN), ("goodput_bps", 8e3 * t)]),
+                    (1, vec![("queue_bytes", t), ("throughput_bps", -t)]),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_repeating_layout_gives_the_rows_in_order() {
+        let s = assert_same(&steady(5));
+        assert_eq!(s.len(), 25);
+        assert_eq!(s.metric_names, ["cwnd_bytes", "srtt_s", "goodput_bps", "queue_bytes", "throughput_bps"]);
+        assert_eq!(s.value.iter().filter(|v| v.is_nan()).count(), 5);
+    }
+
+    #[test]
+    fn a_conditional_gauge_that_comes_and_goes_keeps_every_row() {
+        // A radio's capacity_bps is missing while its history does not cover the
+        // interval: absent, present, absent at the end of the layout and in its middle.
+        let mut instants = steady(8);
+        for (t, has) in [false, true, true, false, true, false, false, true].into_iter().enumerate() {
+            let link = &mut instants[t][1].1;
+            if has {
+                link.insert(1, ("capacity_bps", 1e6 + t as f64));
+            }
+            if t % 3 == 2 {
+                link.push(("margin_db", -(t as f64)));
+            }
+        }
+        let s = assert_same(&instants);
+        assert_eq!(s.metric_names[4..], ["throughput_bps", "capacity_bps", "margin_db"]);
+    }
+
+    #[test]
+    fn metrics_that_change_order_or_vanish_are_written_as_reported() {
+        let mut instants = steady(6);
+        instants[2][0].1.reverse();
+        instants[3][0].1.clear();
+        instants[4][1].1.truncate(1);
+        instants[5][0].1.push(("ssthresh_bytes", 7.0));
+        assert_same(&instants);
+    }
+
+    #[test]
+    fn a_name_of_equal_text_from_another_literal_is_the_same_metric() {
+        let other: &'static str = Box::leak(String::from("srtt_s").into_boxed_str());
+        let mut instants = steady(4);
+        instants[2][0].1[1].0 = other;
+        let s = assert_same(&instants);
+        assert_eq!(s.metric_names.len(), 5);
+    }
+
+    #[test]
+    fn an_entity_missing_at_an_instant_is_missing_from_its_rows() {
+        let mut instants = steady(5);
+        instants[1].remove(0);
+        instants[3].remove(1);
+        instants[4].push((3, vec![("queue_bytes", 1.0)]));
+        assert_same(&instants);
+    }
+
+    #[test]
+    fn an_entity_whose_metrics_keep_changing_holds_memory_for_its_values_only() {
+        let mut log = SeriesLog::default();
+        let n = 1000;
+        for t in 0..n {
+            log.instant(t as f64, n - t);
+            let w = log.entity(0);
+            w.push("queue_bytes", 1.0);
+            if t % 2 == 1 {
+                w.push("capacity_bps", 2.0);
+            }
+            w.end();
+        }
+        let e = &log.entities[0];
+        let held: usize = e.done.iter().chain([&e.run]).map(|r| r.values.capacity()).sum();
+        assert_eq!((e.done.len() + 1, log.len()), (n, n + n / 2));
+        assert!(held <= 2 * log.len(), "{held} values held for {}", log.len());
+    }
+
+    #[test]
+    fn no_instants_no_rows() {
+        let s = SeriesLog::default().into_series();
+        assert!(s.is_empty() && s.metric_names.is_empty());
+    }
+}
