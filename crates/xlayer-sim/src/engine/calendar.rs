@@ -11,8 +11,9 @@
 //!
 //! The bucket width follows the event rate, as Brown's resizing does: every `WINDOW`
 //! pops the queue measures the mean simulated time between pops and, if the width is
-//! off by a factor of four, rebuilds the ring with buckets about three mean gaps wide (within
-//! `MIN_SHIFT..=MAX_SHIFT`) and enough of them to span `SPAN_SHIFT`. A dense run (10,000
+//! off by a factor of four, rebuilds the ring with buckets about three mean gaps wide
+//! (within `MIN_SHIFT..=MAX_SHIFT`; the number of buckets is fixed, so the ring's
+//! window narrows with them and more of the far entries wait beyond it). A dense run (10,000
 //! flows: a pop every 0.3 µs) would otherwise pile hundreds of entries into each
 //! 65.5 µs bucket, and every pop would sift through a deep heap. A sparse run keeps the
 //! widest buckets. The width depends only on simulated times, so runs stay deterministic,
@@ -21,22 +22,22 @@
 use super::queue::{Entry, Heap};
 
 /// The widest buckets, 2^16 ns = 65.5 µs (where a sparse run stays), and the narrowest,
-/// 2^10 ns = 1 µs (65,536 of them).
+/// 2^11 ns = 2 µs.
 const MAX_SHIFT: u32 = 16;
-const MIN_SHIFT: u32 = 10;
-/// The fewest buckets (a power of two): at the widest, a window of 2^28 ns = 268 ms.
-const MIN_BUCKETS: u64 = 4096;
-/// Narrower buckets are more numerous, so the ring still spans 2^26 ns = 67 ms.
-const SPAN_SHIFT: u32 = 26;
+const MIN_SHIFT: u32 = 11;
+/// Buckets in the ring (a power of two): a window of 2^25 ns = 34 ms at the narrowest,
+/// 1.07 s at the widest.
+const BUCKETS: u64 = 16384;
 /// Pops between two measurements of the event rate.
 const WINDOW: u32 = 4096;
+
+const WORDS: usize = (BUCKETS / 64) as usize;
 
 pub(super) struct Calendar<E> {
     ring: Vec<Heap<E>>,
     /// Bit `i % 64` of word `i / 64`: ring slot `i` holds entries.
-    occupied: Vec<u64>,
-    /// Buckets in the ring (a power of two), and their width: 2^shift ns.
-    buckets: u64,
+    occupied: [u64; WORDS],
+    /// The buckets' width: 2^shift ns.
     shift: u32,
     /// Entries in the ring.
     len: usize,
@@ -44,7 +45,7 @@ pub(super) struct Calendar<E> {
     cur: u64,
     /// Nor in `cur..first`: where a search for the earliest bucket starts.
     first: u64,
-    /// Entries at or past bucket `cur + buckets`.
+    /// Entries at or past bucket `cur + BUCKETS`.
     beyond: Heap<E>,
     /// Pops left in the current measurement window, and the time it started.
     window_left: u32,
@@ -58,9 +59,8 @@ fn time(key: u128) -> u64 {
 impl<E: Copy> Default for Calendar<E> {
     fn default() -> Self {
         Calendar {
-            ring: (0..MIN_BUCKETS).map(|_| Heap(Vec::new())).collect(),
-            occupied: vec![0; (MIN_BUCKETS / 64) as usize],
-            buckets: MIN_BUCKETS,
+            ring: (0..BUCKETS).map(|_| Heap(Vec::new())).collect(),
+            occupied: [0; WORDS],
             shift: MAX_SHIFT,
             len: 0,
             cur: 0,
@@ -83,7 +83,7 @@ impl<E: Copy> Calendar<E> {
     pub fn push(&mut self, entry: Entry<E>) {
         let b = self.bucket(entry.key);
         debug_assert!(b >= self.cur, "an entry earlier than the queue's present");
-        if b >= self.cur + self.buckets {
+        if b >= self.cur + BUCKETS {
             return self.beyond.push(entry);
         }
         self.insert(b, entry);
@@ -92,7 +92,7 @@ impl<E: Copy> Calendar<E> {
 
     #[inline]
     fn insert(&mut self, b: u64, entry: Entry<E>) {
-        let slot = (b & (self.buckets - 1)) as usize;
+        let slot = (b % BUCKETS) as usize;
         self.ring[slot].push(entry);
         self.occupied[slot / 64] |= 1 << (slot % 64);
         self.len += 1;
@@ -100,20 +100,18 @@ impl<E: Copy> Calendar<E> {
 
     /// Buckets from `first` to the next occupied one (the ring holds an entry).
     fn gap(&self) -> u64 {
-        let mask = self.buckets as usize - 1;
-        let words = self.occupied.len();
-        let start = self.first as usize & mask;
+        let start = (self.first % BUCKETS) as usize;
         let mut word = start / 64;
         let mut bits = self.occupied[word] & (u64::MAX << (start % 64));
         let mut crossed = 0;
         while bits == 0 {
-            word = (word + 1) & (words - 1);
+            word = (word + 1) % WORDS;
             bits = self.occupied[word];
             crossed += 1;
         }
         let slot = word * 64 + bits.trailing_zeros() as usize;
-        debug_assert!(crossed <= words);
-        ((slot + mask + 1 - start) & mask) as u64
+        debug_assert!(crossed <= WORDS);
+        ((slot + BUCKETS as usize - start) % BUCKETS as usize) as u64
     }
 
     /// The earliest key, or `u128::MAX` when empty.
@@ -123,7 +121,7 @@ impl<E: Copy> Calendar<E> {
             return self.beyond.top();
         }
         self.first += self.gap();
-        self.ring[(self.first & (self.buckets - 1)) as usize].top()
+        self.ring[(self.first % BUCKETS) as usize].top()
     }
 
     /// Remove the earliest entry (after `top` found it, so `first` is its bucket), and
@@ -139,7 +137,7 @@ impl<E: Copy> Calendar<E> {
             self.pull_beyond();
         }
         self.len -= 1;
-        let slot = (self.cur & (self.buckets - 1)) as usize;
+        let slot = (self.cur % BUCKETS) as usize;
         let e = self.ring[slot].pop();
         if self.ring[slot].0.is_empty() {
             self.occupied[slot / 64] &= !(1 << (slot % 64));
@@ -153,7 +151,7 @@ impl<E: Copy> Calendar<E> {
 
     /// Move the entries beyond the ring that it now reaches into it.
     fn pull_beyond(&mut self) {
-        while self.beyond.top() != u128::MAX && self.bucket(self.beyond.top()) < self.cur + self.buckets {
+        while self.beyond.top() != u128::MAX && self.bucket(self.beyond.top()) < self.cur + BUCKETS {
             let e = self.beyond.pop();
             self.insert(self.bucket(e.key), e);
         }
@@ -178,20 +176,16 @@ impl<E: Copy> Calendar<E> {
     /// Rebuild the ring with buckets of 2^`shift` ns, its present at `now` (the time of
     /// the last pop: no entry is earlier).
     fn resize(&mut self, shift: u32, now: u64) {
-        let buckets = MIN_BUCKETS.max(1 << SPAN_SHIFT.saturating_sub(shift));
         let mut entries: Vec<Entry<E>> = std::mem::take(&mut self.beyond.0);
         for (slot, heap) in self.ring.iter_mut().enumerate() {
             if self.occupied[slot / 64] & 1 << (slot % 64) != 0 {
                 entries.append(&mut heap.0);
             }
         }
-        if buckets != self.buckets {
-            self.ring = (0..buckets).map(|_| Heap(Vec::new())).collect();
-            self.occupied = vec![0; (buckets / 64) as usize];
-        } else {
-            self.occupied.fill(0);
-        }
-        (self.buckets, self.shift, self.len) = (buckets, shift, 0);
+        // New buckets: the old ones keep the capacity of the rate they were sized for.
+        self.ring = (0..BUCKETS).map(|_| Heap(Vec::new())).collect();
+        self.occupied = [0; WORDS];
+        (self.shift, self.len) = (shift, 0);
         self.cur = now >> shift;
         self.first = self.cur;
         for e in entries {
