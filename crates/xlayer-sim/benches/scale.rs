@@ -2,12 +2,15 @@
 //! simulated seconds over a bottleneck of max(10, N) Mb/s and 25 ms with a drop-tail
 //! queue of max(100, 2N) packets (1 Mb/s and two packets per flow, so the per-flow share
 //! stays the same), probes off, once with one host pair per flow and once with every
-//! flow between one pair of hosts. Reports the build time, wall time, events per packet
-//! and wall nanoseconds per delivered packet.
+//! flow between one pair of hosts. Reports the build time, wall time, events per packet,
+//! wall nanoseconds per delivered packet and memory per flow: the peak resident set of a
+//! child process that builds and runs the scenario with the flow table on (series off),
+//! minus that of the same scenario with no flows, divided by the flows.
 //!
 //! Run: `cargo bench -p xlayer-sim --bench scale` (add `-- FLOWS...` to choose the counts,
-//! e.g. `-- 16 10000`; for instruction counts run the binary under
-//! `valgrind --tool=callgrind` with one count).
+//! e.g. `-- 16 10000`; `-- once FLOWS [pair] [secs=S]` runs one scenario, with a pair per
+//! flow unless `pair`, for S simulated seconds (default 10), e.g. under
+//! `valgrind --tool=callgrind`).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -16,14 +19,13 @@ use std::time::Instant;
 use xlayer_sim::Scenario;
 
 /// N flows, each between its own hosts (`pairs`) or all from `s0` to `d0`.
-fn scenario(n: usize, pairs: bool) -> String {
+fn scenario(n: usize, pairs: bool, secs: &str, output: &str) -> String {
     let rate = format!("{}Mbps", n.max(10));
     let queue = format!("{}pkt", (2 * n).max(100));
-    let output = "flows = false\nseries_interval = \"0s\"";
     if pairs {
-        return common::dumbbell(n, &rate, "25ms", &queue, "10s", output);
+        return common::dumbbell(n, &rate, "25ms", &queue, secs, output);
     }
-    let one = common::dumbbell(1, &rate, "25ms", &queue, "10s", output);
+    let one = common::dumbbell(1, &rate, "25ms", &queue, secs, output);
     let flow = one.find("[[flow]]").expect("a flow");
     let mut toml = one[..flow].to_string();
     for i in 0..n {
@@ -34,28 +36,73 @@ fn scenario(n: usize, pairs: bool) -> String {
     toml
 }
 
+const PROBES_OFF: &str = "flows = false\nseries_interval = \"0s\"";
+const FLOW_TABLE: &str = "flows = true\nseries_interval = \"0s\"";
+
+/// Build and run; (build s, run s, events, delivered packets).
+fn run(toml: &str) -> (f64, f64, u64, u64) {
+    let s = Scenario::from_toml(toml).expect("valid");
+    let t = Instant::now();
+    let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
+    let build = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let r = w.finish().expect("finishes");
+    let run = t.elapsed().as_secs_f64();
+    (build, run, r.events, r.flows.iter().map(|f| f.rx_packets).sum())
+}
+
+/// Peak resident set of this process in KiB (Linux `VmHWM`).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Peak resident set of a child process that runs N flows with the flow table on.
+fn child_peak_kib(n: usize, pairs: bool) -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["memory", &n.to_string()]);
+    if !pairs {
+        cmd.arg("pair");
+    }
+    let out = cmd.output().ok()?;
+    String::from_utf8(out.stdout).ok()?.trim().parse().ok()
+}
+
 fn main() {
-    let counts: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    let pairs = !flag("pair");
+    let secs = args.iter().find_map(|a| a.strip_prefix("secs=")).unwrap_or("10");
+    let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    if flag("memory") {
+        run(&scenario(counts[0], pairs, "10s", FLOW_TABLE));
+        println!("{}", peak_rss_kib().expect("VmHWM in /proc/self/status"));
+        return;
+    }
+    if flag("once") {
+        let n = counts.first().copied().unwrap_or(16);
+        let (build, run, events, delivered) = run(&scenario(n, pairs, &format!("{secs}s"), PROBES_OFF));
+        println!("{n} flow(s), {secs} s: build {build:.3} s, run {run:.3} s, {events} events, {delivered} packets");
+        return;
+    }
     let counts = if counts.is_empty() { vec![1, 16, 100, 1_000, 10_000] } else { counts };
     println!(
-        "{:>7} {:>9} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9}",
-        "flows", "hosts", "build_s", "run_s", "events", "delivered", "ev/pkt", "ns/pkt"
+        "{:>7} {:>9} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>12}",
+        "flows", "hosts", "build_s", "run_s", "events", "delivered", "ev/pkt", "ns/pkt", "B/flow"
     );
     for &n in &counts {
         for pairs in [true, false] {
-            let s = Scenario::from_toml(&scenario(n, pairs)).expect("valid");
-            let t = Instant::now();
-            let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
-            let build = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let r = w.finish().expect("finishes");
-            let run = t.elapsed().as_secs_f64();
-            let delivered: u64 = r.flows.iter().map(|f| f.rx_packets).sum();
+            let (build, run, events, delivered) = run(&scenario(n, pairs, "10s", PROBES_OFF));
+            let memory =
+                child_peak_kib(n, pairs).zip(child_peak_kib(0, pairs)).map_or("-".to_string(), |(peak, base)| {
+                    format!("{:.0}", (peak as f64 - base as f64) * 1024.0 / n as f64)
+                });
             println!(
-                "{n:>7} {:>9} {build:>9.3} {run:>9.3} {:>12} {delivered:>12} {:>9.2} {:>9.1}",
+                "{n:>7} {:>9} {build:>9.3} {run:>9.3} {events:>12} {delivered:>12} {:>9.2} {:>9.1} {memory:>12}",
                 if pairs { "per flow" } else { "one pair" },
-                r.events,
-                r.events as f64 / delivered as f64,
+                events as f64 / delivered as f64,
                 run * 1e9 / delivered as f64
             );
         }

@@ -34,25 +34,29 @@ pub struct FlowSetup {
     pub receivers: Vec<(u32, Box<dyn Endpoint>)>,
 }
 
+/// Laid out by hand (see `LinkRt`): what each packet reads first, the name last.
+#[repr(C, align(64))]
 pub(crate) struct FlowRt {
-    pub name: String,
-    pub protocol: &'static str,
-    pub class: TrafficClass,
     pub src: u32,
-    pub dst: Addr,
-    pub start: SimTime,
-    pub stop: SimTime,
-    pub app_bytes: Option<u64>,
-    pub declared_rate_bps: Option<f64>,
     /// Endpoint indices: the sender, and the receivers by ascending node.
     pub sender: u32,
+    pub dst: Addr,
+    pub class: TrafficClass,
+    pub app_bytes: Option<u64>,
     pub receivers: Vec<(u32, u32)>,
     /// Sender-side counters (sent data, received acknowledgements, drops).
     pub stats: FlowStats,
     /// Application bytes its receivers had at the last time-series sample.
     pub app_bytes_at_sample: u64,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub declared_rate_bps: Option<f64>,
+    pub name: String,
+    pub protocol: &'static str,
 }
 
+/// Laid out by hand (see `LinkRt`): what each packet reads first.
+#[repr(C, align(64))]
 pub(crate) struct EndpointRt {
     pub flow: u32,
     pub node: u32,
@@ -61,11 +65,11 @@ pub(crate) struct EndpointRt {
     pub ep: Box<dyn Endpoint>,
     /// Earliest wake-up already queued (`MAX`: none).
     pub wake: SimTime,
-    /// Receiver-side counters (received data, sent acknowledgements).
-    pub stats: FlowStats,
     /// How its wake-ups enter the fingerprint (tag 3 sender / 4 receiver, the flow, and
     /// the receiver's rank for receivers past the first).
     pub fingerprint_id: u64,
+    /// Receiver-side counters (received data, sent acknowledgements).
+    pub stats: FlowStats,
 }
 
 impl World {

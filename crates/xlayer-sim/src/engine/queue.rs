@@ -107,6 +107,7 @@ fn key(time: SimTime, seq: u64) -> u128 {
 }
 
 impl<E: Copy> EventQueue<E> {
+    #[inline]
     pub fn push(&mut self, lane: Lane, time: SimTime, event: E) {
         let entry = Entry { key: key(time, self.next_seq), event };
         self.next_seq += 1;

@@ -24,29 +24,33 @@ use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
+/// Fields in the order a packet needs them (`LinkRt` puts this struct just after its
+/// own per-packet fields): a wake-up reads the far node and the two pipes, an enqueue
+/// also the output queue, the line and the rate; loss and drops come last.
+#[repr(C)]
 pub struct WiredDir {
     pub to_node: u32,
-    pub rate_bps: u64,
-    pub delay: SimDur,
-    pub limit: QueueLimit,
-    pub loss: Option<LossProcess>,
+    /// Where the packet the last `enqueue` put on the wire is, for captures.
+    last_wire: LastWire,
+    /// Accepted and not yet arrived (waiting or on the wire), in arrival order.
+    pipe: VecDeque<(SimTime, Packet)>,
+    /// Drops decided ahead of the packet's arrival, reported when it arrives.
+    held_drops: VecDeque<(SimTime, LinkOutput)>,
     /// Accepted packets that have not started yet, in start order.
     waiting: VecDeque<Waiting>,
     waiting_bytes: u64,
-    /// Accepted and not yet arrived (waiting or on the wire), in arrival order.
-    pipe: VecDeque<(SimTime, Packet)>,
     busy_until: SimTime,
     /// The last (size, serialization time) pair: each direction mostly carries one
     /// packet size, and this spares a 64-bit division per packet.
     last_serialization: (u32, SimDur),
+    pub rate_bps: u64,
+    pub delay: SimDur,
     pub tx_packets: u64,
     pub tx_bytes: u64,
+    pub limit: QueueLimit,
+    pub loss: Option<LossProcess>,
     /// Drops, for `poll_output`.
     out: VecDeque<LinkOutput>,
-    /// Drops decided ahead of the packet's arrival, reported when it arrives.
-    held_drops: VecDeque<(SimTime, LinkOutput)>,
-    /// Where the packet the last `enqueue` put on the wire is, for captures.
-    last_wire: LastWire,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
