@@ -171,6 +171,9 @@ pub struct JakesGrid {
     steps: u32,
 }
 
+/// Banks of fewer paths are stepped path by path.
+const SMALL_BANK: usize = 8;
+
 /// Grid steps between exact re-anchors.
 const REANCHOR: u32 = 1024;
 
@@ -218,11 +221,13 @@ pub struct JakesBank {
     paths: usize,
     omega: Vec<f64>,
     amp: Vec<(f64, f64)>,
-    /// θ_n of each path, generator-major like the phasors.
+    /// θ_n of each path, laid out like the phasors.
     theta: Vec<f64>,
     dt: f64,
     turn: Vec<(f64, f64)>,
-    /// cos and sin of ω_n·t + θ_n at the last sample's `t`, generator-major.
+    /// cos and sin of ω_n·t + θ_n at the last sample's `t`: generator-major
+    /// (`[n · paths + path]`), or path-major (`[path · generators + n]`) for fewer than
+    /// `SMALL_BANK` paths, whose generators are stepped path by path.
     re: Vec<f64>,
     im: Vec<f64>,
     t: f64,
@@ -241,7 +246,11 @@ impl JakesBank {
             "a bank's paths share the Doppler frequency and generator count"
         );
         let (n, g) = (paths.len(), first.omega.len());
-        let theta = (0..g).flat_map(|k| paths.iter().map(move |p| p.theta[k])).collect();
+        let theta = if n < SMALL_BANK {
+            paths.iter().flat_map(|p| p.theta.iter().copied()).collect()
+        } else {
+            (0..g).flat_map(|k| paths.iter().map(move |p| p.theta[k])).collect()
+        };
         let turn = first.omega.iter().map(|&w| (w * dt).sin_cos()).map(|(s, c)| (c, s)).collect();
         JakesBank {
             paths: n,
@@ -277,12 +286,12 @@ impl JakesBank {
             true
         } else {
             if !(self.steps > 0 && t_s == self.t) {
+                let g = self.omega.len();
                 for (k, &w) in self.omega.iter().enumerate() {
-                    let range = k * n..(k + 1) * n;
-                    let zs = self.re[range.clone()].iter_mut().zip(&mut self.im[range.clone()]);
-                    for ((zr, zi), &th) in zs.zip(&self.theta[range]) {
-                        let (s, c) = (w * t_s + th).sin_cos();
-                        (*zr, *zi) = (c, s);
+                    for p in 0..n {
+                        let i = if n < SMALL_BANK { p * g + k } else { k * n + p };
+                        let (s, c) = (w * t_s + self.theta[i]).sin_cos();
+                        (self.re[i], self.im[i]) = (c, s);
                     }
                 }
                 self.steps = 1;
@@ -290,6 +299,25 @@ impl JakesBank {
             false
         };
         self.t = t_s;
+        if n < SMALL_BANK {
+            // A few paths: a loop per path over its generators costs less than a short
+            // loop over the paths for every generator.
+            let g = self.omega.len();
+            let paths = self.re.chunks_exact_mut(g).zip(self.im.chunks_exact_mut(g));
+            for (out, (re, im)) in out.iter_mut().zip(paths) {
+                if rotate {
+                    for ((zr, zi), &(c, s)) in re.iter_mut().zip(im.iter_mut()).zip(&self.turn) {
+                        (*zr, *zi) = (*zr * c - *zi * s, *zi * c + *zr * s);
+                    }
+                }
+                let (mut sr, mut si) = (0.0, 0.0);
+                for (&zr, &(a, b)) in re.iter().zip(&self.amp) {
+                    (sr, si) = (sr + a * zr, si + b * zr);
+                }
+                *out = sr * sr + si * si;
+            }
+            return;
+        }
         for (k, (&(c, s), &(a, b))) in self.turn.iter().zip(&self.amp).enumerate() {
             let range = k * n..(k + 1) * n;
             let (re, im) = (&mut self.re[range.clone()], &mut self.im[range]);
@@ -607,9 +635,16 @@ mod tests {
     #[test]
     fn a_bank_gives_each_path_the_bits_of_its_own_grid() {
         // Along the grid, across re-anchors, a repeated instant and a jump off the grid.
+        // 5 paths are stepped path by path, 11 generator by generator.
+        for count in [5, 11] {
+            bank_matches_grids(count);
+        }
+    }
+
+    fn bank_matches_grids(count: usize) {
         let dt = 0.003;
         let paths: Vec<JakesPath> =
-            (0..5).map(|j| JakesPath::new(60.0, 20, &mut stream(4, 0, &format!("b{j}")))).collect();
+            (0..count).map(|j| JakesPath::new(60.0, 20, &mut stream(4, 0, &format!("b{j}")))).collect();
         let mut grids: Vec<JakesGrid> = paths.iter().map(|p| JakesGrid::new(p.clone(), dt)).collect();
         let mut bank = JakesBank::new(&paths, dt);
         let mut out = vec![0.0; paths.len()];
