@@ -143,7 +143,7 @@ impl SharedDownlink {
         let phy = Phy::new(slot_s, cfg.bandwidth_hz, cfg.max_rate_bps, cfg.mean_snr);
         let channel = match cfg.fading {
             Some((doppler, g)) if n > 0 => {
-                Channel::Jakes(JakesBank::new(&spec::jakes_paths(doppler, g, n, ctx), slot_s))
+                Channel::Jakes(Box::new(JakesBank::new(&spec::jakes_paths(doppler, g, n, ctx), slot_s)))
             }
             _ => Channel::Fixed,
         };

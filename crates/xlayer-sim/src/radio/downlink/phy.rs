@@ -9,7 +9,7 @@ use crate::channel::fading::JakesBank;
 pub(crate) enum Channel {
     Fixed,
     /// One generator per receiver, all sampled together on the slot grid.
-    Jakes(JakesBank),
+    Jakes(Box<JakesBank>),
 }
 
 impl Channel {
