@@ -10,7 +10,8 @@
 //! TCP segment; the scale issue's target is a flat cost per event from 50 to 1,000 UEs.
 //!
 //! Run: `cargo bench -p xlayer-sim --bench radio_scale` (add `-- N...` to choose the cell
-//! sizes, e.g. `-- 50 500`).
+//! sizes, e.g. `-- 50 500`, and `wcdma` or `shared` to run one model only, e.g. under
+//! `valgrind --tool=callgrind`).
 
 use std::fmt::Write;
 use std::time::Instant;
@@ -52,13 +53,18 @@ fn cell(n: usize, model: &str) -> String {
 }
 
 fn main() {
-    let counts: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let counts = if counts.is_empty() { vec![50, 100, 200, 500, 1_000] } else { counts };
+    let only: Vec<&str> = args.iter().map(String::as_str).filter(|a| matches!(*a, "wcdma" | "shared")).collect();
     println!(
         "{:>16} {:>6} {:>9} {:>12} {:>12} {:>10} {:>10}",
         "model", "UEs", "run_s", "events", "segments", "ns/event", "ns/seg"
     );
-    for (label, model) in [("wcdma_dch", WCDMA), ("shared_downlink", SHARED)] {
+    for (key, label, model) in [("wcdma", "wcdma_dch", WCDMA), ("shared", "shared_downlink", SHARED)] {
+        if !only.is_empty() && !only.contains(&key) {
+            continue;
+        }
         for &n in &counts {
             let s = Scenario::from_toml(&cell(n, model)).expect("valid");
             let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");

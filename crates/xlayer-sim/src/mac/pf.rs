@@ -53,9 +53,62 @@ pub fn update_averages(users: &mut [PfUser], served: Option<usize>, weight: f64)
     }
 }
 
+/// `allocate` and `update_averages` in one pass over users held as columns (μ_i in
+/// `rate`, r_i in `avg`, eligibility by `backlogged(i)`), with the same arithmetic, so
+/// the same user and bit-identical averages: every eligible average decays as if it got
+/// nothing, and the served one is then recomputed from its old value.
+pub fn serve(rate: &[f64], avg: &mut [f64], backlogged: impl Fn(usize) -> bool, weight: f64) -> Option<usize> {
+    debug_assert_eq!(rate.len(), avg.len());
+    // (user, utility, its average before the update)
+    let mut best: Option<(usize, f64, f64)> = None;
+    for (i, (&mu, r)) in rate.iter().zip(avg.iter_mut()).enumerate() {
+        if !backlogged(i) {
+            continue;
+        }
+        let old = *r;
+        if mu > 0.0 {
+            let utility = mu / old.max(MIN_AVG);
+            match best {
+                Some((_, b, _)) if utility <= b => {}
+                _ => best = Some((i, utility, old)),
+            }
+        }
+        *r = (1.0 - weight) * old + weight * 0.0;
+    }
+    let (i, _, old) = best?;
+    avg[i] = (1.0 - weight) * old + weight * rate[i];
+    Some(i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serve_matches_allocate_then_update_bit_for_bit() {
+        let mut state = 99u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut users: Vec<PfUser> = (0..37).map(|_| PfUser { rate: 0.0, avg: 0.0, backlogged: true }).collect();
+        let mut avg = vec![0.0; users.len()];
+        for slot in 0..5_000 {
+            for u in &mut users {
+                // Some zero rates, some idle users, some exact ties.
+                u.rate = if next() < 0.1 { 0.0 } else { (next() * 8.0).floor() };
+                u.backlogged = next() < 0.8;
+            }
+            let rate: Vec<f64> = users.iter().map(|u| u.rate).collect();
+            let want = allocate(&users);
+            update_averages(&mut users, want, 0.03);
+            let got = serve(&rate, &mut avg, |i| users[i].backlogged, 0.03);
+            assert_eq!(got, want, "slot {slot}");
+            for (u, a) in users.iter().zip(&avg) {
+                assert_eq!(u.avg.to_bits(), a.to_bits(), "slot {slot}");
+            }
+        }
+    }
 
     fn user(rate: f64, avg: f64) -> PfUser {
         PfUser { rate, avg, backlogged: true }

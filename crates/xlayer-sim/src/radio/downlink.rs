@@ -15,8 +15,10 @@
 //!
 //! The slot clock runs whether or not there is traffic: slot k spans [kτ, (k+1)τ) and
 //! the channel time is `warmup + t` (the warm-up is simulated at construction by the
-//! saturated shadow scheduler, `saturated.rs`). Per slot the work is one fading
-//! evaluation per receiver and two PF passes; nothing is allocated.
+//! saturated shadow scheduler, `saturated.rs`). Per slot the work is one step of every
+//! receiver's fading (all receivers' generators together, `JakesBank`), one rate per
+//! receiver (the shadow reuses the rates of the slot before: only the receiver served
+//! in it can have moved its margin since), and two PF passes; nothing is allocated.
 //!
 //! Element agents (`xlayer_proto::agents::element`), one per receiver queue or none, see
 //! each packet the queue accepts (`on_enqueue`, at its arrival) and each packet a
@@ -35,9 +37,9 @@ mod spec;
 
 pub use spec::{ClampApSpec, DownlinkSpec, FadingSpec};
 
-use crate::channel::fading::JakesGrid;
+use crate::channel::fading::JakesBank;
 use crate::link::{DropCause, Enqueued, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
-use crate::mac::pf::{self, PfUser};
+use crate::mac::pf;
 use crate::scenario::units::QueueLimit;
 use margin::Margin;
 use phy::{Channel, Phy};
@@ -100,8 +102,16 @@ pub struct SharedDownlink {
     limit: QueueLimit,
     channel: Channel,
     receivers: Vec<u32>,
+    /// (node, receiver), sorted by node.
+    by_node: Vec<(u32, u32)>,
     queues: Vec<UserQueue>,
-    pf: Vec<PfUser>,
+    /// μ_i of each receiver at the start of the current slot (`Phy::slot_rate`).
+    rate: Vec<f64>,
+    /// r_i of the real scheduler.
+    avg: Vec<f64>,
+    /// The receiver served in the current slot: its margin may move before the shadow
+    /// reuses `rate` at the slot's end.
+    served: Option<usize>,
     margins: Vec<Margin>,
     fails: Vec<u32>,
     /// Power gain of each receiver at the start of the current slot, and scratch for
@@ -130,14 +140,15 @@ impl SharedDownlink {
     pub fn new(cfg: DownlinkConfig, ctx: &LinkContext<'_>) -> Self {
         let n = ctx.receivers.len();
         let slot_s = cfg.slot.as_secs_f64();
-        let phy =
-            Phy { slot_s, bandwidth_hz: cfg.bandwidth_hz, max_rate_bps: cfg.max_rate_bps, mean_snr: cfg.mean_snr };
+        let phy = Phy::new(slot_s, cfg.bandwidth_hz, cfg.max_rate_bps, cfg.mean_snr);
         let channel = match cfg.fading {
-            None => Channel::Fixed,
-            Some((doppler, g)) => Channel::Jakes(
-                spec::jakes_paths(doppler, g, n, ctx).into_iter().map(|p| JakesGrid::new(p, slot_s)).collect(),
-            ),
+            Some((doppler, g)) if n > 0 => {
+                Channel::Jakes(Box::new(JakesBank::new(&spec::jakes_paths(doppler, g, n, ctx), slot_s)))
+            }
+            _ => Channel::Fixed,
         };
+        let mut by_node: Vec<(u32, u32)> = ctx.receivers.iter().enumerate().map(|(i, &r)| (r, i as u32)).collect();
+        by_node.sort_unstable();
         let margin = match (cfg.margin_db, cfg.target_slot_failure) {
             (Some(db), _) => Margin::fixed(db),
             (None, Some(p)) => Margin::per_slot(p, cfg.margin_step),
@@ -153,8 +164,11 @@ impl SharedDownlink {
             limit: cfg.queue,
             channel,
             receivers: ctx.receivers.to_vec(),
+            by_node,
             queues: (0..n).map(|_| UserQueue::default()).collect(),
-            pf: vec![PfUser { rate: 0.0, avg: 0.0, backlogged: false }; n],
+            rate: vec![0.0; n],
+            avg: vec![0.0; n],
+            served: None,
             margins: vec![margin; n],
             fails: vec![0; n],
             gain: vec![0.0; n],
@@ -188,19 +202,24 @@ impl SharedDownlink {
         self.fill_gains(0.0, true);
         for k in 1..=slots {
             self.fill_gains(k as f64 * slot_s, false);
-            self.shadow.slot(&self.rules, &self.gain, &self.gain_end, &mut self.margins, Some(WARMUP_PACKET_BYTES));
+            self.fill_rates();
+            self.shadow.slot(&self.rules, &self.rate, &self.gain_end, &mut self.margins, Some(WARMUP_PACKET_BYTES));
             std::mem::swap(&mut self.gain, &mut self.gain_end);
         }
-        for (u, s) in self.pf.iter_mut().zip(&self.shadow.users) {
-            u.avg = s.avg;
-        }
+        self.avg.copy_from_slice(&self.shadow.avg);
     }
 
     /// Gains at channel time `t_s` into `gain` (start) or `gain_end`.
     fn fill_gains(&mut self, t_s: f64, start: bool) {
         let dst = if start { &mut self.gain } else { &mut self.gain_end };
-        for (i, g) in dst.iter_mut().enumerate() {
-            *g = self.channel.gain(i, t_s);
+        self.channel.gains(t_s, dst);
+    }
+
+    /// Every receiver's μ_i from the gains at the slot start and its margin.
+    fn fill_rates(&mut self) {
+        let phy = self.rules.phy;
+        for ((r, &g), m) in self.rate.iter_mut().zip(&self.gain).zip(&self.margins) {
+            *r = phy.slot_rate(g, m.backoff());
         }
     }
 
@@ -218,7 +237,12 @@ impl SharedDownlink {
             } else {
                 self.fill_gains(self.warmup_s + t.as_secs_f64(), false);
                 self.end_slot(t);
-                let bits = self.shadow.slot(&self.rules, &self.gain, &self.gain_end, &mut self.margins, None);
+                // The shadow's slot started with the real one's: the same gains, and the
+                // same margins except the served receiver's, which the outcome may move.
+                if let Some(u) = self.served {
+                    self.rate[u] = self.rules.phy.slot_rate(self.gain[u], self.margins[u].backoff());
+                }
+                let bits = self.shadow.slot(&self.rules, &self.rate, &self.gain_end, &mut self.margins, None);
                 self.record_capacity(self.slot_time(k - 1), bits);
                 std::mem::swap(&mut self.gain, &mut self.gain_end);
             }
@@ -286,14 +310,11 @@ impl SharedDownlink {
     /// Slot boundary `t`: schedule the next slot (Andrew & Hanly eq. (19)).
     fn start_slot(&mut self, t: SimTime) {
         let slot_s = self.rules.phy.slot_s;
-        for (i, u) in self.pf.iter_mut().enumerate() {
-            u.rate = self.rules.phy.slot_bits(self.gain[i], self.margins[i].backoff()) / slot_s;
-            u.backlogged = !self.queues[i].is_empty();
-        }
-        let served = pf::allocate(&self.pf);
-        pf::update_averages(&mut self.pf, served, self.rules.pf_weight);
-        let Some(user) = served else { return };
-        let bits = self.pf[user].rate * slot_s;
+        self.fill_rates();
+        let queues = &self.queues;
+        self.served = pf::serve(&self.rate, &mut self.avg, |i| !queues[i].is_empty(), self.rules.pf_weight);
+        let Some(user) = self.served else { return };
+        let bits = self.rate[user] * slot_s;
         let plan = self.queues[user].plan((bits / 8.0) as u64);
         self.stats[user].attempts += 1;
         self.metrics.tx_units += 1;
@@ -333,7 +354,7 @@ impl SharedDownlink {
     }
     /// r_i of the real scheduler (bit/s).
     pub fn pf_average_bps(&self, user: usize) -> f64 {
-        self.pf[user].avg
+        self.avg[user]
     }
     /// A gauge of the element agent at a receiver's queue, if there is one and it has
     /// a gauge of that name.
@@ -349,7 +370,8 @@ impl SharedDownlink {
     }
 
     fn enqueue_one(&mut self, now: SimTime, pkt: Packet, next_node: u32) {
-        let user = self.receivers.iter().position(|&r| r == next_node).expect("the world routes only to receivers");
+        let at = self.by_node.binary_search_by_key(&next_node, |&(node, _)| node);
+        let user = self.by_node[at.expect("the world routes only to receivers")].1 as usize;
         let q = &mut self.queues[user];
         if !q.fits(self.limit, pkt.size_bytes) {
             self.stats[user].overflow_packets += 1;

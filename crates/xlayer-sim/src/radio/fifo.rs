@@ -7,6 +7,7 @@
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
+use std::sync::Arc;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
 pub struct FifoRadio {
@@ -16,6 +17,7 @@ pub struct FifoRadio {
     /// Waiting to be sent, with their receivers.
     queue: VecDeque<(Packet, Receivers)>,
     queue_bytes: u64,
+    lists: ReceiverLists,
     /// Sent, propagating: (arrival time, packet, receivers), in arrival order.
     air: VecDeque<(SimTime, Packet, Receivers)>,
     busy_until: SimTime,
@@ -24,11 +26,34 @@ pub struct FifoRadio {
 }
 
 /// One receiver, or every member of a group the packet is for (what a radio hop keeps of
-/// the `NextHop` it was handed).
+/// the `NextHop` it was handed: the members as they were when the packet came).
 #[derive(Clone, Debug)]
 pub(crate) enum Receivers {
     One(u32),
-    Many(Box<[u32]>),
+    Many(Arc<[u32]>),
+}
+
+/// Keeps the member list of the last group packet, so that the packets of a group that
+/// did not change share one list instead of each allocating a copy.
+#[derive(Default)]
+pub(crate) struct ReceiverLists {
+    last: Option<Arc<[u32]>>,
+}
+
+impl ReceiverLists {
+    pub(crate) fn receivers(&mut self, to: NextHop<'_>) -> Receivers {
+        match to {
+            NextHop::One(node) => Receivers::One(node),
+            NextHop::Many(nodes) => match &self.last {
+                Some(list) if **list == *nodes => Receivers::Many(Arc::clone(list)),
+                _ => {
+                    let list: Arc<[u32]> = nodes.into();
+                    self.last = Some(Arc::clone(&list));
+                    Receivers::Many(list)
+                }
+            },
+        }
+    }
 }
 
 impl Receivers {
@@ -36,15 +61,6 @@ impl Receivers {
         match self {
             Receivers::One(_) => 1,
             Receivers::Many(n) => n.len(),
-        }
-    }
-}
-
-impl From<NextHop<'_>> for Receivers {
-    fn from(to: NextHop<'_>) -> Self {
-        match to {
-            NextHop::One(node) => Receivers::One(node),
-            NextHop::Many(nodes) => Receivers::Many(nodes.into()),
         }
     }
 }
@@ -57,6 +73,7 @@ impl FifoRadio {
             limit,
             queue: VecDeque::new(),
             queue_bytes: 0,
+            lists: ReceiverLists::default(),
             air: VecDeque::new(),
             busy_until: SimTime::ZERO,
             out: VecDeque::new(),
@@ -118,7 +135,7 @@ impl LinkModel for FifoRadio {
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return Enqueued::Drain;
         }
-        let to = Receivers::from(to);
+        let to = self.lists.receivers(to);
         self.queue_bytes += pkt.size_bytes as u64;
         self.queue.push_back((pkt, to));
         self.advance(now);

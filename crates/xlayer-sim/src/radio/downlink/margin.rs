@@ -20,6 +20,9 @@
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Margin {
     x: f64,
+    /// e^{−x}, kept with x (every receiver's rate needs it every slot; x moves only
+    /// when the receiver is served).
+    backoff: f64,
     step: f64,
     target: f64,
     basis: Basis,
@@ -42,21 +45,22 @@ const MAX_NEPERS: f64 = 6.907_755_278_982_137; // ln(1000)
 impl Margin {
     /// Adapted so that the residual packet loss after n attempts is `target`.
     pub fn adaptive(target: f64, step: f64) -> Self {
-        Margin { x: 0.0, step, target, basis: Basis::Packets }
+        Margin { x: 0.0, backoff: 1.0, step, target, basis: Basis::Packets }
     }
 
     /// Adapted so that the fraction of failed slots is `target`.
     pub fn per_slot(target: f64, step: f64) -> Self {
-        Margin { x: 0.0, step, target, basis: Basis::Slots }
+        Margin { x: 0.0, backoff: 1.0, step, target, basis: Basis::Slots }
     }
 
     pub fn fixed(margin_db: f64) -> Self {
-        Margin { x: margin_db / 10.0 * std::f64::consts::LN_10, step: 0.0, target: 0.0, basis: Basis::Fixed }
+        let x = margin_db / 10.0 * std::f64::consts::LN_10;
+        Margin { x, backoff: (-x).exp(), step: 0.0, target: 0.0, basis: Basis::Fixed }
     }
 
     /// 1 − m, the factor on the SNR in (18).
     pub fn backoff(&self) -> f64 {
-        (-self.x).exp()
+        self.backoff
     }
 
     /// The margin as an SNR backoff in dB (10 log10 of 1/(1 − m)).
@@ -86,6 +90,7 @@ impl Margin {
         }
         let dx = self.step * (bad as f64 * (1.0 - self.target) - good as f64 * self.target);
         self.x = (self.x + dx).clamp(0.0, MAX_NEPERS);
+        self.backoff = (-self.x).exp();
     }
 }
 

@@ -2,23 +2,24 @@
 //! (the one Jakes generator in `channel::fading`), the slot's coded size (18) and the
 //! end-of-slot error rule.
 
-use crate::channel::fading::JakesGrid;
+use crate::channel::fading::JakesBank;
 
 /// Channel of every receiver: either no fading (the deterministic link of Fig. 2: every
 /// slot carries τ_slot·C_max and never fails) or one Jakes process per receiver.
 pub(crate) enum Channel {
     Fixed,
-    /// One generator per receiver, sampled on the slot grid.
-    Jakes(Vec<JakesGrid>),
+    /// One generator per receiver, all sampled together on the slot grid.
+    Jakes(Box<JakesBank>),
 }
 
 impl Channel {
-    /// Power gain of receiver `user` at channel time `t_s` (unit mean; infinite for the
-    /// fixed channel, which makes (18) saturate at C_max and the error test never fire).
-    pub(crate) fn gain(&mut self, user: usize, t_s: f64) -> f64 {
+    /// Power gain of every receiver at channel time `t_s` into `out` (unit mean; infinite
+    /// for the fixed channel, which makes (18) saturate at C_max and the error test never
+    /// fire).
+    pub(crate) fn gains(&mut self, t_s: f64, out: &mut [f64]) {
         match self {
-            Channel::Fixed => f64::INFINITY,
-            Channel::Jakes(paths) => paths[user].gain(t_s),
+            Channel::Fixed => out.fill(f64::INFINITY),
+            Channel::Jakes(bank) => bank.gains(t_s, out),
         }
     }
 }
@@ -33,9 +34,31 @@ pub(crate) struct Phy {
     pub max_rate_bps: f64,
     /// SNR_ave (linear).
     pub mean_snr: f64,
+    /// An SNR at and above which (18) is at C_max for certain: 2^{C_max/W0} − 1 raised by
+    /// a relative 1e-9, far above the rounding of the logarithm, so `slot_rate` can skip
+    /// it there and still return what it would have returned.
+    saturation_snr: f64,
+    /// The rate of a slot at C_max, rounded as `slot_bits / slot_s` rounds it.
+    saturated_rate: f64,
 }
 
 impl Phy {
+    pub fn new(slot_s: f64, bandwidth_hz: f64, max_rate_bps: f64, mean_snr: f64) -> Self {
+        let saturation_snr = (max_rate_bps / bandwidth_hz * std::f64::consts::LN_2).exp_m1() * (1.0 + 1e-9);
+        let saturated_rate = slot_s * max_rate_bps / slot_s;
+        Phy { slot_s, bandwidth_hz, max_rate_bps, mean_snr, saturation_snr, saturated_rate }
+    }
+
+    /// `slot_bits(gain, backoff) / slot_s` (bit/s), the μ_i of the proportional-fair
+    /// metric, bit for bit.
+    pub fn slot_rate(&self, gain: f64, backoff: f64) -> f64 {
+        if self.mean_snr * gain * backoff >= self.saturation_snr {
+            self.saturated_rate
+        } else {
+            self.slot_bits(gain, backoff) / self.slot_s
+        }
+    }
+
     /// Eq. (18): bits sent in a slot that starts at power gain `gain` with backoff
     /// factor (1 − m): B(s) = τ_slot min(W0 log2(1 + (1 − m) N(s)), C_max). Log base 2:
     /// with it C_max = W0 log2(1 + SNR_ave) for both of the paper's parameter sets.
@@ -59,7 +82,26 @@ mod tests {
     use super::*;
 
     fn phy() -> Phy {
-        Phy { slot_s: 0.003, bandwidth_hz: 4.3e6, max_rate_bps: 10e6, mean_snr: 4.0 }
+        Phy::new(0.003, 4.3e6, 10e6, 4.0)
+    }
+
+    #[test]
+    fn slot_rate_skips_the_logarithm_only_where_it_changes_nothing() {
+        // Every SNR around the saturation point, in steps of a few ulps and wider.
+        for p in [phy(), Phy::new(0.003, 620e3, 1.44e6, 4.0), Phy::new(0.0017, 4.3e6, 10e6, 0.5)] {
+            let knee = (p.max_rate_bps / p.bandwidth_hz * std::f64::consts::LN_2).exp_m1() / p.mean_snr;
+            for k in -20_000i64..20_000 {
+                let gain = knee * (1.0 + k as f64 * 1e-13);
+                for g in [gain, f64::from_bits(gain.to_bits() + 1), knee * (1.0 + k as f64 * 1e-5)] {
+                    for backoff in [1.0, 0.9] {
+                        let slow = p.slot_bits(g, backoff) / p.slot_s;
+                        assert_eq!(p.slot_rate(g, backoff).to_bits(), slow.to_bits(), "gain {g}");
+                    }
+                }
+            }
+            assert_eq!(p.slot_rate(f64::INFINITY, 0.5), p.slot_bits(f64::INFINITY, 0.5) / p.slot_s);
+            assert_eq!(p.slot_rate(0.0, 1.0), 0.0);
+        }
     }
 
     #[test]

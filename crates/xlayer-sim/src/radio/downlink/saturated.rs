@@ -11,10 +11,11 @@
 
 use super::margin::Margin;
 use super::phy::Phy;
-use crate::mac::pf::{self, PfUser};
+use crate::mac::pf;
 
 pub(crate) struct Saturated {
-    pub users: Vec<PfUser>,
+    /// r_i of its proportional-fair scheduler.
+    pub avg: Vec<f64>,
     /// Potential goodput per receiver, bits/s: `sum / norm`, an EWMA corrected for its
     /// start from zero (so the estimate is unbiased from the first slot).
     sum: Vec<f64>,
@@ -36,34 +37,24 @@ pub(crate) struct SlotRules {
 impl Saturated {
     /// `ewma`: weight of one slot in the μ_c average (slot / averaging window).
     pub fn new(n: usize, ewma: f64) -> Self {
-        Saturated {
-            users: vec![PfUser { rate: 0.0, avg: 0.0, backlogged: true }; n],
-            sum: vec![0.0; n],
-            norm: 0.0,
-            ewma,
-            offset: vec![0; n],
-            fails: vec![0; n],
-        }
+        Saturated { avg: vec![0.0; n], sum: vec![0.0; n], norm: 0.0, ewma, offset: vec![0; n], fails: vec![0; n] }
     }
 
-    /// One slot from gains `start` to `end`. With `packet_bytes`, virtual packets of that
-    /// size feed the margins' adaptation (warm-up only).
+    /// One slot: `rate` holds each receiver's μ_i at the slot start (`Phy::slot_rate` of
+    /// its gain and margin), `end` the gains at its end. With `packet_bytes`, virtual
+    /// packets of that size feed the margins' adaptation (warm-up only).
     pub fn slot(
         &mut self,
         r: &SlotRules,
-        start: &[f64],
+        rate: &[f64],
         end: &[f64],
         margins: &mut [Margin],
         packet_bytes: Option<u64>,
     ) -> f64 {
-        for (i, u) in self.users.iter_mut().enumerate() {
-            u.rate = r.phy.slot_bits(start[i], margins[i].backoff()) / r.phy.slot_s;
-        }
-        let served = pf::allocate(&self.users);
-        pf::update_averages(&mut self.users, served, r.pf_weight);
+        let served = pf::serve(rate, &mut self.avg, |_| true, r.pf_weight);
         let mut got = None;
         if let Some(i) = served {
-            let bits = self.users[i].rate * r.phy.slot_s;
+            let bits = rate[i] * r.phy.slot_s;
             let ok = !r.phy.fails(bits, end[i]);
             if ok {
                 got = Some((i, bits));
@@ -72,12 +63,14 @@ impl Saturated {
                 self.virtual_packets(i, (bits / 8.0) as u64, ok, size, r.max_attempts, &mut margins[i]);
             }
         }
-        for (j, est) in self.sum.iter_mut().enumerate() {
-            let bps = match got {
-                Some((i, bits)) if i == j => bits / r.phy.slot_s,
-                _ => 0.0,
-            };
-            *est += self.ewma * (bps - *est);
+        // Every estimate moves towards 0, then the one that got bits is redone from its
+        // old value: the same arithmetic as one update each, in a loop that vectorises.
+        let kept = got.map(|(i, _)| self.sum[i]);
+        for est in &mut self.sum {
+            *est += self.ewma * (0.0 - *est);
+        }
+        if let (Some((i, bits)), Some(old)) = (got, kept) {
+            self.sum[i] = old + self.ewma * (bits / r.phy.slot_s - old);
         }
         self.norm += self.ewma * (1.0 - self.norm);
         got.map_or(0.0, |(_, bits)| bits)

@@ -35,7 +35,7 @@ pub mod spec;
 pub use spec::MbmsSpec;
 
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
-use crate::radio::fifo::Receivers;
+use crate::radio::fifo::{ReceiverLists, Receivers};
 use loss::UeLoss;
 use std::collections::VecDeque;
 use xlayer_proto::agents::{ElementAgent, QueueView};
@@ -53,17 +53,17 @@ pub struct MbmsConfig {
 }
 
 /// What becomes of each copy of a transmitted packet: (node, `None` = received, or the
-/// cause of its loss).
+/// cause of its loss). A group packet's copies are the next `n` entries of `Mbms::fates`.
 enum Fate {
     One(u32, Option<DropCause>),
-    Many(Box<[(u32, Option<DropCause>)]>),
+    Many(usize),
 }
 
 impl Fate {
     fn copies(&self) -> usize {
         match self {
             Fate::One(..) => 1,
-            Fate::Many(n) => n.len(),
+            Fate::Many(n) => *n,
         }
     }
 }
@@ -75,8 +75,12 @@ pub struct Mbms {
     by_node: Vec<(u32, usize)>,
     queue: VecDeque<(Packet, Receivers)>,
     queue_bytes: u64,
+    lists: ReceiverLists,
     /// Transmitted, propagating: (arrival, packet, fates), in arrival order.
     air: VecDeque<(SimTime, Packet, Fate)>,
+    /// The fates of the group packets in `air`, in the same order, each packet's copies
+    /// together (one buffer for all, so a transmission allocates nothing).
+    fates: VecDeque<(u32, Option<DropCause>)>,
     busy_until: SimTime,
     agent: Option<Box<dyn ElementAgent>>,
     out: VecDeque<LinkOutput>,
@@ -96,7 +100,9 @@ impl Mbms {
             by_node,
             queue: VecDeque::new(),
             queue_bytes: 0,
+            lists: ReceiverLists::default(),
             air: VecDeque::new(),
+            fates: VecDeque::new(),
             busy_until: SimTime::ZERO,
             agent: None,
             out: VecDeque::new(),
@@ -170,25 +176,29 @@ impl Mbms {
     /// attempt and every copy's fate.
     fn multicast(&mut self, start: SimTime, tx: SimDur, nodes: &[u32]) -> (SimTime, Fate) {
         let attempts = self.cfg.group_attempts;
-        let mut fates: Box<[(u32, Option<DropCause>)]> = nodes.iter().map(|&n| (n, Some(DropCause::Channel))).collect();
+        let base = self.fates.len();
+        self.fates.extend(nodes.iter().map(|&n| (n, Some(DropCause::Channel))));
         let mut t = start;
         for _ in 0..attempts {
-            if fates.iter().all(|(_, f)| f.is_none()) {
+            if self.fates.range(base..).all(|(_, f)| f.is_none()) {
                 break;
             }
             self.metrics.tx_units += 1;
-            for k in 0..fates.len() {
-                let (node, fate) = fates[k];
+            for k in base..self.fates.len() {
+                let (node, fate) = self.fates[k];
                 if fate.is_some() && !self.ue(node).lose(t) {
-                    fates[k].1 = None;
+                    self.fates[k].1 = None;
                 }
             }
             t += tx;
         }
         if attempts > 1 {
-            fates.iter_mut().filter(|(_, f)| f.is_some()).for_each(|(_, f)| *f = Some(DropCause::ArqDiscard));
+            self.fates
+                .range_mut(base..)
+                .filter(|(_, f)| f.is_some())
+                .for_each(|(_, f)| *f = Some(DropCause::ArqDiscard));
         }
-        (t, Fate::Many(fates))
+        (t, Fate::Many(nodes.len()))
     }
 
     /// Hand over what has arrived by `now`.
@@ -197,11 +207,13 @@ impl Mbms {
             let (_, pkt, fate) = self.air.pop_front().expect("checked");
             match fate {
                 Fate::One(node, cause) => self.land(pkt, node, cause),
-                Fate::Many(fates) => {
-                    let (&(last, last_cause), rest) = fates.split_last().expect("at least one UE");
-                    for &(node, cause) in rest {
+                Fate::Many(n) => {
+                    assert!(n > 0, "a group packet for at least one UE");
+                    for _ in 1..n {
+                        let (node, cause) = self.fates.pop_front().expect("a group packet's fates");
                         self.land(pkt.clone(), node, cause);
                     }
+                    let (last, last_cause) = self.fates.pop_front().expect("at least one UE");
                     self.land(pkt, last, last_cause);
                 }
             }
@@ -232,7 +244,7 @@ impl LinkModel for Mbms {
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return Enqueued::Drain;
         }
-        let to = Receivers::from(to);
+        let to = self.lists.receivers(to);
         self.queue_bytes += pkt.size_bytes as u64;
         if let Some(mut agent) = self.agent.take() {
             let view = QueueView { backlog_packets: self.queue.len() as u64 + 1, ..self.view() };
