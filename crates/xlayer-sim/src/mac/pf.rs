@@ -8,55 +8,16 @@
 //! decays every user instead). A user whose queue drained is neither penalised nor
 //! favoured when its data returns.
 
-/// One user as the scheduler sees it in a slot.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PfUser {
-    /// μ_i: rate the user's channel supports this slot (any unit, same as `avg`).
-    pub rate: f64,
-    /// r_i: exponentially smoothed served rate.
-    pub avg: f64,
-    /// Has data to send this slot (only backlogged users are eligible).
-    pub backlogged: bool,
-}
-
 /// Smallest average used in U_i = μ_i / r_i, so that a user with r_i = 0 is served
 /// first without dividing by zero.
 const MIN_AVG: f64 = 1e-12;
 
-/// The user to serve: the eligible one with the largest μ_i / r_i (ties: lowest index),
-/// or None if nobody is backlogged or every eligible rate is zero.
-pub fn allocate(users: &[PfUser]) -> Option<usize> {
-    let mut best: Option<(usize, f64)> = None;
-    for (i, u) in users.iter().enumerate() {
-        if !u.backlogged || u.rate <= 0.0 {
-            continue;
-        }
-        let utility = u.rate / u.avg.max(MIN_AVG);
-        match best {
-            Some((_, b)) if utility <= b => {}
-            _ => best = Some((i, utility)),
-        }
-    }
-    best.map(|(i, _)| i)
-}
-
-/// Update the averages after a slot: the served user's average moves towards its rate,
-/// the other backlogged users' averages decay towards zero (they got nothing), and
-/// users with empty queues keep theirs.
-pub fn update_averages(users: &mut [PfUser], served: Option<usize>, weight: f64) {
-    for (i, u) in users.iter_mut().enumerate() {
-        if !u.backlogged {
-            continue;
-        }
-        let got = if Some(i) == served { u.rate } else { 0.0 };
-        u.avg = (1.0 - weight) * u.avg + weight * got;
-    }
-}
-
-/// `allocate` and `update_averages` in one pass over users held as columns (μ_i in
-/// `rate`, r_i in `avg`, eligibility by `backlogged(i)`), with the same arithmetic, so
-/// the same user and bit-identical averages: every eligible average decays as if it got
-/// nothing, and the served one is then recomputed from its old value.
+/// One slot over users held as columns (μ_i in `rate`, r_i in `avg`, eligibility by
+/// `backlogged(i)`): the user to serve, the eligible one with the largest μ_i / r_i (ties:
+/// lowest index; None if nobody is eligible or every eligible rate is zero), and the
+/// averages updated in the same pass: every eligible average decays as if it got nothing,
+/// and the served one is then recomputed from its old value. The tests hold a row-wise
+/// reference (`allocate`, then `update_averages`) that this matches bit for bit.
 pub fn serve(rate: &[f64], avg: &mut [f64], backlogged: impl Fn(usize) -> bool, weight: f64) -> Option<usize> {
     debug_assert_eq!(rate.len(), avg.len());
     // (user, utility, its average before the update)
@@ -83,6 +44,48 @@ pub fn serve(rate: &[f64], avg: &mut [f64], backlogged: impl Fn(usize) -> bool, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The scheduler row by row, as Andrew & Hanly state it: the reference for `serve`.
+    /// One user as the scheduler sees it in a slot.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct PfUser {
+        /// μ_i: rate the user's channel supports this slot (any unit, same as `avg`).
+        rate: f64,
+        /// r_i: exponentially smoothed served rate.
+        avg: f64,
+        /// Has data to send this slot (only backlogged users are eligible).
+        backlogged: bool,
+    }
+
+    /// The user to serve: the eligible one with the largest μ_i / r_i (ties: lowest index),
+    /// or None if nobody is backlogged or every eligible rate is zero.
+    fn allocate(users: &[PfUser]) -> Option<usize> {
+        let mut best: Option<(usize, f64)> = None;
+        for (i, u) in users.iter().enumerate() {
+            if !u.backlogged || u.rate <= 0.0 {
+                continue;
+            }
+            let utility = u.rate / u.avg.max(MIN_AVG);
+            match best {
+                Some((_, b)) if utility <= b => {}
+                _ => best = Some((i, utility)),
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// Update the averages after a slot: the served user's average moves towards its rate,
+    /// the other backlogged users' averages decay towards zero (they got nothing), and
+    /// users with empty queues keep theirs.
+    fn update_averages(users: &mut [PfUser], served: Option<usize>, weight: f64) {
+        for (i, u) in users.iter_mut().enumerate() {
+            if !u.backlogged {
+                continue;
+            }
+            let got = if Some(i) == served { u.rate } else { 0.0 };
+            u.avg = (1.0 - weight) * u.avg + weight * got;
+        }
+    }
 
     #[test]
     fn serve_matches_allocate_then_update_bit_for_bit() {
