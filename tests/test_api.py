@@ -40,6 +40,20 @@ def test_run_returns_tidy_tables(dumbbell_run: xlayer.RunResult) -> None:
     assert res.scenario["simulation"]["duration"] == "5s"
 
 
+def test_series_names_decode_to_the_names_their_codes_index() -> None:
+    """The native series gives entity and metric names once and a u32 code a row; the
+    DataFrame holds each row's name as a string column, as a list of names would give."""
+    doc = xlayer.resolve(LOSSY, {"simulation.duration": "2s"})
+    raw = _core.Simulation(xlayer.canonical_json(doc), 1, 0).finish()
+    series = xlayer.run(doc, seed=1, run=0, progress=False).series
+    for column in ("entity", "metric"):
+        coded = raw["series"][column]
+        codes = memoryview(coded["codes"]).cast("I")
+        names = [coded["names"][i] for i in codes]
+        assert len(set(names)) > 1
+        pd.testing.assert_series_equal(series[column], pd.Series(names, name=column), check_exact=True)
+
+
 def test_metadata(dumbbell_run: xlayer.RunResult) -> None:
     m = dumbbell_run.metadata
     assert m["version"] == _core.__version__ == xlayer.__version__

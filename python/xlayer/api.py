@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -153,7 +154,8 @@ def check_determinism(
 
 
 def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) -> RunResult:
-    series = pd.DataFrame(raw.get("series") or {c: [] for c in SERIES_COLUMNS})
+    cols = raw.get("series") or {c: [] for c in SERIES_COLUMNS}
+    series = pd.DataFrame({c: _column(v) for c, v in cols.items()})
     return RunResult(
         flows=pd.DataFrame(raw.get("flows") or {}),
         links=pd.DataFrame(raw.get("links") or {}),
@@ -163,6 +165,17 @@ def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) ->
         conservation=native.conservation(raw),
         scenario=doc,
     )
+
+
+def _column(values: Any) -> Any:
+    """A native column for pandas, with the dtype pandas gives the same values as a list:
+    a float buffer as a float64 array, a coded one (`native.arrow_array`) decoded in
+    Arrow; an empty one as an empty list."""
+    if not isinstance(values, Mapping):
+        return values
+    if "float64" in values:
+        return np.frombuffer(values["float64"], dtype=np.float64).copy() if values["float64"] else []
+    return pd.Series(native.arrow_array(values), dtype="str") if values["codes"] else []
 
 
 # --- files ------------------------------------------------------------------------------

@@ -179,13 +179,27 @@ def write_run(raw: Mapping[str, Any], manifest: Mapping[str, Any], folder: Path)
     write_json(manifest, folder / "manifest.json")
 
 
-def arrow_array(values: list[Any]) -> Any:
+def arrow_array(values: list[Any] | Mapping[str, Any]) -> Any:
     """A native column as an Arrow array, built from buffers: converting Python lists the
     usual way (`pa.array`) makes pyarrow import pandas, which would cost `xlayer run`
     more than its simulation. Types as pandas would give them: int64, float64 with
-    None and NaN as nulls, string, bool; a column of only None has the null type."""
+    None and NaN as nulls, string, bool; a column of only None has the null type. The
+    series' buffer columns: `{"float64"}` as float64 (NaN as nulls), a coded column
+    (`{"names", "codes"}`) decoded to strings."""
+    import numpy as np
     import pyarrow as pa
 
+    if isinstance(values, Mapping) and not (values.get("float64") or values.get("codes")):
+        return pa.nulls(0)  # as an empty list gives
+    if isinstance(values, Mapping) and "float64" in values:
+        floats = np.frombuffer(values["float64"], dtype=np.float64)
+        nan = np.isnan(floats)
+        valid = pa.py_buffer(np.packbits(~nan, bitorder="little")) if nan.any() else None
+        return pa.Array.from_buffers(pa.float64(), len(floats), [valid, pa.py_buffer(floats)])
+    if isinstance(values, Mapping):
+        # Names given once and a u32 index a row (the series' entity and metric).
+        codes = pa.Array.from_buffers(pa.uint32(), len(values["codes"]) // 4, [None, pa.py_buffer(values["codes"])])
+        return pa.DictionaryArray.from_arrays(codes, arrow_array(values["names"])).dictionary_decode()
     n = len(values)
     first = next((v for v in values if v is not None), None)
     if first is None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from .api import SERIES_COLUMNS, metadata, version
+from .native import arrow_array
 from .outdir import OutputError, process_alive, target_path
 from .scenario import canonical_json
 
@@ -68,7 +69,7 @@ def encode(raw: Mapping[str, Any], doc: Mapping[str, Any], seed: int, run: int, 
     out: dict[str, bytes] = {}
     for name in ("flows", "links", *(("series",) if series else ())):
         cols = raw.get(name) or ({c: [] for c in SERIES_COLUMNS} if name == "series" else {})
-        t = pa.table(cols)
+        t = pa.table({c: _arrow(v) for c, v in cols.items()})
         n = t.num_rows
         for i, (col, val) in enumerate(zip(HEAD, (record, seed, run, fingerprint))):
             t = t.add_column(i, col, pa.array([val] * n, type=pa.uint64() if col in ("seed", "run") else pa.string()))
@@ -332,6 +333,21 @@ class Store:
 
 
 _HOST = socket.gethostname().replace(".", "_")[:40] or "host"
+
+
+
+def _arrow(values: Any) -> Any:
+    """A native column as `pa.table` takes it: lists as they are, the series' buffer
+    columns as Arrow arrays (floats keep NaN as a value, as from a list; empty ones as
+    an empty list, so their type stays the one an empty list gives)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not isinstance(values, Mapping):
+        return values
+    if "float64" in values:
+        return pa.array(np.frombuffer(values["float64"], dtype=np.float64)) if values["float64"] else []
+    return arrow_array(values) if values["codes"] else []
 
 
 def _stage_is_live(name: str) -> bool:

@@ -1,7 +1,8 @@
-//! Convert a run report into dicts of columns (lists), which pandas takes directly.
+//! Convert a run report into dicts of columns: lists, which pandas takes directly, and
+//! the series' columns as buffers (`coded` names, `floats`), which are long.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict};
 use xlayer_sim::stats::{Column, FlowRow, LinkRow};
 use xlayer_sim::{Divergence, RunReport};
 
@@ -19,16 +20,29 @@ fn table<'py>(py: Python<'py>, columns: Vec<(String, Column)>) -> PyResult<Bound
     Ok(d)
 }
 
-/// A column of names given by index: one Python string per name, referenced from every
-/// row (a string made per row cost an allocation and a UTF-8 decode each, and the memory
-/// of each).
-fn shared<'a, 'py>(
+/// A column of names given by index, as `{"names": [str], "codes": bytes}` with one
+/// native-endian `u32` index a row (as Arrow lays it out): a Python string per row cost an allocation and a
+/// UTF-8 decode each, and pandas then converted every one again (`native.arrow_array`
+/// decodes the column in Arrow instead).
+fn coded<'a, 'py>(
     py: Python<'py>,
     names: impl Iterator<Item = &'a str>,
-    rows: impl ExactSizeIterator<Item = usize>,
-) -> PyResult<Bound<'py, PyList>> {
-    let names: Vec<Bound<'py, PyString>> = names.map(|n| PyString::new(py, n)).collect();
-    PyList::new(py, rows.map(|i| names[i].clone()))
+    rows: impl ExactSizeIterator<Item = u32>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("names", names.collect::<Vec<_>>())?;
+    let codes: Vec<u8> = rows.flat_map(u32::to_ne_bytes).collect();
+    d.set_item("codes", PyBytes::new(py, &codes))?;
+    Ok(d)
+}
+
+/// A float column as `{"float64": bytes}`, native-endian as Arrow and numpy lay it out:
+/// a Python float a row cost an allocation each, and pandas then read every one back.
+fn floats<'py>(py: Python<'py>, values: &[f64]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    d.set_item("float64", PyBytes::new(py, &bytes))?;
+    Ok(d)
 }
 
 pub fn to_dict<'py>(py: Python<'py>, r: &RunReport, wall_time_s: f64) -> PyResult<Bound<'py, PyDict>> {
@@ -36,12 +50,12 @@ pub fn to_dict<'py>(py: Python<'py>, r: &RunReport, wall_time_s: f64) -> PyResul
     d.set_item("flows", table(py, FlowRow::columns(&r.flows))?)?;
     d.set_item("links", table(py, LinkRow::columns(&r.links))?)?;
     let s = PyDict::new(py);
-    s.set_item("time_s", &r.series.time_s)?;
+    s.set_item("time_s", floats(py, &r.series.time_s)?)?;
     let entities = r.entities.iter().map(String::as_str);
-    s.set_item("entity", shared(py, entities, r.series.entity.iter().map(|&e| e as usize))?)?;
+    s.set_item("entity", coded(py, entities, r.series.entity.iter().copied())?)?;
     let metrics = r.series.metric_names.iter().copied();
-    s.set_item("metric", shared(py, metrics, r.series.metric.iter().map(|&m| m as usize))?)?;
-    s.set_item("value", &r.series.value)?;
+    s.set_item("metric", coded(py, metrics, r.series.metric.iter().map(|&m| u32::from(m)))?)?;
+    s.set_item("value", floats(py, &r.series.value)?)?;
     d.set_item("series", s)?;
     d.set_item("fingerprint", format!("0x{:016x}", r.fingerprint))?;
     d.set_item("events", r.events)?;
