@@ -1,18 +1,19 @@
-"""What the paper reproductions share: running their points' seeds through a results
-store, the Check record of a report, mean ± 95% CI formatting, and matplotlib figures
-saved as PNG and SVG."""
+"""What the paper reproductions share: the course of a reproduction (`reproduce`),
+running their points' seeds through a results store, the Check record of a report,
+mean ± 95% CI formatting, and matplotlib figures saved as PNG and SVG."""
 
 from __future__ import annotations
 
 import math
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from ..api import conserved
+from ..api import commit, conserved, version
 from ..executors import Job, execute, executor_for
 from ..progress import enabled
 from ..stats import mean_ci
@@ -77,6 +78,27 @@ class Check:
     passed: bool | None  # None: reported, no threshold
     detail: str
     values: dict[str, Any] = field(default_factory=dict)
+
+
+def reproduce(out_dir: Path, quick: bool, workers: int, experiments: Any,
+              analyse: Callable[[Any, Path], tuple[list[Check], Any]],
+              write: Callable[[Path, Any, list[Check], Any, dict[str, Any]], Path],
+              **meta: Any) -> int:
+    """Run a paper's experiments (`experiments.points`, `run_all`: records of the store
+    `out_dir/store`, so an interrupted reproduction computes only what it lacks when
+    started again), save results.csv, `analyse` the results into checks and figures,
+    `write` the report with the run's metadata (and `meta`), print the check outcomes,
+    and return the number of failed checks."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    res = experiments.run_all(experiments.points(quick), workers or experiments.default_workers(),
+                              store=out_dir / "store")
+    res.runs.to_csv(out_dir / "results.csv", index=False)
+    results, figs = analyse(res, out_dir)
+    wall = time.perf_counter() - t0
+    meta = {"quick": quick, "runs": int(res.runs.fingerprint.nunique()), "wall_s": wall, "workers": workers,
+            "version": version(), "commit": commit(), **meta}
+    return announce(results, write(out_dir, res, results, figs, meta), wall)
 
 
 def verdict(c: Check) -> str:
