@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
+import pandas as pd
 
 from ..api import commit, conserved, version
 from ..executors import Job, execute, executor_for
@@ -99,6 +100,20 @@ def reproduce(out_dir: Path, quick: bool, workers: int, experiments: Any,
     meta = {"quick": quick, "runs": int(res.runs.fingerprint.nunique()), "wall_s": wall, "workers": workers,
             "version": version(), "commit": commit(), **meta}
     return announce(results, write(out_dir, res, results, figs, meta), wall)
+
+
+def rows(df: pd.DataFrame, experiment: str, variant: str | None = None, x: float | None = None,
+         flow: str | None = None) -> pd.DataFrame:
+    """The results of one experiment, narrowed to a variant, an x value and a flow where
+    given."""
+    d = df[df.experiment == experiment]
+    if variant is not None:
+        d = d[d.variant == variant]
+    if x is not None:
+        d = d[d.x == x]
+    if flow is not None:
+        d = d[d.flow == flow]
+    return d
 
 
 def verdict(c: Check) -> str:

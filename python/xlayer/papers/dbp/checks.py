@@ -8,20 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._shared import Check, ci, fmt
+from .._shared import Check, ci, fmt, rows
 from . import paper
-
-
-def rows(df: pd.DataFrame, experiment: str, variant: str | None = None, x: float | None = None,
-         flow: str | None = None) -> pd.DataFrame:
-    d = df[df.experiment == experiment]
-    if variant is not None:
-        d = d[d.variant == variant]
-    if x is not None:
-        d = d[d.x == x]
-    if flow is not None:
-        d = d[d.flow == flow]
-    return d
 
 
 def c1(df: pd.DataFrame) -> Check:

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._shared import pyplot, save
+from .._shared import pyplot, rows, save
 from . import paper
-from .checks import rows, transfer_times
+from .checks import transfer_times
 from .experiments import EPISODE_AT_S, EPISODE_S, Results
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 
 from . import paper
-from .._shared import Check, ci, fmt, verdict
-from .checks import rows, transfer_times
+from .._shared import Check, ci, fmt, rows, verdict
+from .checks import transfer_times
 from .experiments import Results
 
 

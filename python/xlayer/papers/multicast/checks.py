@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._shared import Check, ci, fmt
+from .._shared import Check, ci, fmt, rows
 from . import paper
 from .experiments import LOSS_STEPS, TABLE2_SCHEMES, TCP_BASELINES, Results
 
@@ -19,18 +19,6 @@ from .experiments import LOSS_STEPS, TABLE2_SCHEMES, TCP_BASELINES, Results
 SHARE = 0.9
 BEFORE_S = 10.0
 SMOOTH_S = 2.0
-
-
-def rows(df: pd.DataFrame, experiment: str, variant: str | None = None, x: float | None = None,
-         flow: str | None = None) -> pd.DataFrame:
-    d = df[df.experiment == experiment]
-    if variant is not None:
-        d = d[d.variant == variant]
-    if x is not None:
-        d = d[d.x == x]
-    if flow is not None:
-        d = d[d.flow == flow]
-    return d
 
 
 def goodput(series: pd.DataFrame, flow: str) -> pd.Series:

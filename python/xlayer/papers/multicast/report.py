@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from . import paper
-from .._shared import Check, ci, fmt, verdict
-from .checks import rows, table2
+from .._shared import Check, ci, fmt, rows, verdict
+from .checks import table2
 from .experiments import TCP_BASELINES, Results
 
 
