@@ -55,6 +55,10 @@ impl LinkModel for AnyLink {
         each!(self, l => l.metrics(now))
     }
     #[inline]
+    fn queue(&mut self, now: SimTime) -> (u64, u64) {
+        each!(self, l => l.queue(now))
+    }
+    #[inline]
     fn next_packet_uid(&self) -> u64 {
         each!(self, l => l.next_packet_uid())
     }
@@ -65,9 +69,11 @@ impl LinkModel for AnyLink {
     fn close(&mut self, end: SimTime) {
         each!(self, l => l.close(end))
     }
+    #[inline]
     fn capacity_bytes_between(&self, from: SimTime, to: SimTime) -> Option<u64> {
         each!(self, l => l.capacity_bytes_between(from, to))
     }
+    #[inline]
     fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
         each!(self, l => l.gauges(f))
     }

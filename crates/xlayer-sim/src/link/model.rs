@@ -126,6 +126,14 @@ pub trait LinkModel: Send + Sync {
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet));
     /// Counters as of `now`.
     fn metrics(&self, now: SimTime) -> LinkMetrics;
+    /// Packets and bytes waiting in the link's buffers at `now` (`metrics`' queue
+    /// fields): what the time series reads at every sample, so a model whose counters
+    /// cost more than its queue can answer it alone. Asked at the world's `now` (never
+    /// earlier than a call before it), so the model may forget what `now` settles.
+    fn queue(&mut self, now: SimTime) -> (u64, u64) {
+        let m = self.metrics(now);
+        (m.queue_packets, m.queue_bytes)
+    }
     /// The packet the next wake-up concerns, if the model knows one (mixed into the
     /// run's fingerprint; 0 when there is none).
     fn next_packet_uid(&self) -> u64 {

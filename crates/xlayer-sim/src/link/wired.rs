@@ -290,6 +290,13 @@ impl LinkModel for WiredDir {
         }
     }
 
+    /// Settling first: every later call settles at a later instant anyway, and the
+    /// started packets are then counted once instead of at every sample too.
+    fn queue(&mut self, now: SimTime) -> (u64, u64) {
+        self.settle(now);
+        self.queue_at(now)
+    }
+
     fn next_packet_uid(&self) -> u64 {
         self.pipe.front().map_or(0, |(_, p)| p.uid)
     }

@@ -19,11 +19,41 @@
 use crate::link::{AnyLink, LinkModel};
 use crate::world::World;
 use std::cmp::Reverse;
-use xlayer_proto::{Packet, SimTime};
+use std::collections::VecDeque;
+use xlayer_proto::{Packet, SimDur, SimTime};
 
 /// `LinkRt::sole_input` of a link fed by several inputs, by a local endpoint, by group
 /// trees, or by a model the cut-through does not cover.
 pub(crate) const MANY_INPUTS: u32 = u32::MAX;
+
+/// Bytes that crossed a link by cut-through and have not landed yet, summed by the
+/// time-series sample that will count them: the first at or after the landing (samples
+/// fall on multiples of the interval). A link lands in the order it accepts, so a
+/// packet adds to the last sum or opens the next one.
+#[derive(Default)]
+pub(crate) struct LaterBytes(VecDeque<(SimTime, u64)>);
+
+impl LaterBytes {
+    pub fn add(&mut self, landing: SimTime, bytes: u32, interval: SimDur) {
+        match self.0.back_mut() {
+            Some((sample, sum)) if landing <= *sample => {
+                debug_assert!(landing.0 + interval.0 > sample.0, "landings out of order");
+                *sum += bytes as u64;
+            }
+            _ => self.0.push_back((SimTime(landing.0.div_ceil(interval.0) * interval.0), bytes as u64)),
+        }
+    }
+
+    /// Bytes landed by `now` and not taken before.
+    pub fn take_until(&mut self, now: SimTime) -> u64 {
+        let mut bytes = 0;
+        while let Some(&(_, sum)) = self.0.front().filter(|&&(sample, _)| sample <= now) {
+            bytes += sum;
+            self.0.pop_front();
+        }
+        bytes
+    }
+}
 
 /// A captured packet stamped later than now, written once the clock reaches its stamp.
 pub(crate) struct LaterCapture {
@@ -114,8 +144,8 @@ impl World {
             };
             match w.pass(now, arrival, &pkt) {
                 Some(landing) => {
-                    if self.series_interval.is_some() {
-                        l.landed_later.push_back((landing, pkt.size_bytes));
+                    if let Some(interval) = self.series_interval {
+                        l.landed_later.add(landing, pkt.size_bytes, interval);
                     }
                     if let Some(c) = l.capture {
                         self.capture(c, arrival, &pkt);
@@ -160,5 +190,31 @@ impl World {
                 self.capture_error.get_or_insert(e);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sums give every sample the bytes of exactly the landings in
+    /// `(previous sample, sample]`, as counting each landing would.
+    #[test]
+    fn later_bytes_count_each_landing_at_the_first_sample_at_or_after_it() {
+        let interval = SimDur(100);
+        // Landings in order, on and between sample instants, some intervals empty.
+        let landings: Vec<(u64, u32)> =
+            vec![(1, 10), (100, 20), (101, 30), (150, 40), (200, 50), (450, 60), (451, 70), (700, 80)];
+        let mut later = LaterBytes::default();
+        for &(at, bytes) in &landings {
+            later.add(SimTime(at), bytes, interval);
+        }
+        for k in 0..=8u64 {
+            let now = SimTime(k * 100);
+            let expected: u64 =
+                landings.iter().filter(|&&(at, _)| at <= now.0 && at + 100 > now.0).map(|&(_, b)| b as u64).sum();
+            assert_eq!(later.take_until(now), expected, "sample at {}", now.0);
+        }
+        assert!(later.0.is_empty());
     }
 }

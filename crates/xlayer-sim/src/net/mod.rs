@@ -7,14 +7,13 @@ mod cut;
 mod groups;
 mod routes;
 
-pub(crate) use cut::{LaterCapture, MANY_INPUTS};
+pub(crate) use cut::{LaterBytes, LaterCapture, MANY_INPUTS};
 pub(crate) use groups::{Group, Groups};
 pub(crate) use routes::{Edge, Routes};
 
 use crate::engine::{EventQueue, Lane};
 use crate::link::{AnyLink, DropCause, Enqueued, LinkModel, LinkOutput, NextHop, Woken};
 use crate::world::{Event, World};
-use std::collections::VecDeque;
 use xlayer_proto::{Dir, Packet, SimTime};
 
 pub(crate) struct NodeRt {
@@ -47,9 +46,9 @@ pub(crate) struct LinkRt {
     /// It is some link's only input.
     pub feeds_alone: bool,
     pub model: AnyLink,
-    /// Bytes that crossed it by cut-through, with their landing times, until the time
-    /// series counts them (only with the series on).
-    pub landed_later: VecDeque<(SimTime, u32)>,
+    /// Bytes that crossed it by cut-through, until the time series counts them (only
+    /// with the series on).
+    pub landed_later: LaterBytes,
     pub drops: [u64; DropCause::COUNT],
     /// Name in the link table and direction label ("a->b", "downlink").
     pub link: String,

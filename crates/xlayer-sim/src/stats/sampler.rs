@@ -27,14 +27,11 @@ impl World {
         }
         let base = self.flows.len();
         for (i, l) in self.links.iter_mut().enumerate() {
-            while l.landed_later.front().is_some_and(|&(at, _)| at <= self.now) {
-                let (_, bytes) = l.landed_later.pop_front().expect("checked");
-                l.bytes_since_sample += bytes as u64;
-            }
+            l.bytes_since_sample += l.landed_later.take_until(self.now);
             let w = self.series.entity(base + i);
-            let m = l.model.metrics(self.now);
-            w.push("queue_bytes", m.queue_bytes as f64);
-            w.push("queue_packets", m.queue_packets as f64);
+            let (packets, bytes) = l.model.queue(self.now);
+            w.push("queue_bytes", bytes as f64);
+            w.push("queue_packets", packets as f64);
             let bps = l.bytes_since_sample as f64 * 8.0 / seconds;
             w.push("throughput_bps", bps);
             let from = SimTime(self.now.0.saturating_sub(interval.0));
