@@ -9,6 +9,9 @@ use crate::world::{Event, World};
 use xlayer_proto::SimTime;
 
 impl World {
+    /// Kept out of the event loop: inlined, its loops would crowd the registers of the
+    /// per-packet path for an event that comes once an interval.
+    #[inline(never)]
     pub(crate) fn sample(&mut self) {
         let Some(interval) = self.series_interval else { return };
         // This instant and those the sampler will still reach (it stops at the end).
