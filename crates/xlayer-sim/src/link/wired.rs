@@ -294,7 +294,9 @@ impl LinkModel for WiredDir {
     /// started packets are then counted once instead of at every sample too.
     fn queue(&mut self, now: SimTime) -> (u64, u64) {
         self.settle(now);
-        self.queue_at(now)
+        // What is left has not started: the queue is all but the packets still to arrive.
+        let (early, early_bytes) = self.not_arrived(now);
+        (self.waiting.len() as u64 - early, self.waiting_bytes - early_bytes)
     }
 
     fn next_packet_uid(&self) -> u64 {
