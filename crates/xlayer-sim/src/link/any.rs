@@ -77,4 +77,8 @@ impl LinkModel for AnyLink {
     fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
         each!(self, l => l.gauges(f))
     }
+    #[inline]
+    fn reports_capacity_or_gauges(&self) -> bool {
+        each!(self, l => l.reports_capacity_or_gauges())
+    }
 }

@@ -154,6 +154,11 @@ pub trait LinkModel: Send + Sync {
     /// The model's own gauges for the time series, as (metric name, value); none by
     /// default.
     fn gauges(&self, _f: &mut dyn FnMut(&'static str, f64)) {}
+    /// `false` when `capacity_bytes_between` and `gauges` never report anything, so the
+    /// sampler can skip both (a wired direction: most links of a large topology).
+    fn reports_capacity_or_gauges(&self) -> bool {
+        true
+    }
 }
 
 /// What a link model gets when the world is built.

@@ -299,6 +299,10 @@ impl LinkModel for WiredDir {
         (self.waiting.len() as u64 - early, self.waiting_bytes - early_bytes)
     }
 
+    fn reports_capacity_or_gauges(&self) -> bool {
+        false
+    }
+
     fn next_packet_uid(&self) -> u64 {
         self.pipe.front().map_or(0, |(_, p)| p.uid)
     }

@@ -37,11 +37,13 @@ impl World {
             w.push("queue_packets", packets as f64);
             let bps = l.bytes_since_sample as f64 * 8.0 / seconds;
             w.push("throughput_bps", bps);
-            let from = SimTime(self.now.0.saturating_sub(interval.0));
-            if let Some(bytes) = l.model.capacity_bytes_between(from, self.now) {
-                w.push("capacity_bps", bytes as f64 * 8.0 / seconds);
+            if l.model.reports_capacity_or_gauges() {
+                let from = SimTime(self.now.0.saturating_sub(interval.0));
+                if let Some(bytes) = l.model.capacity_bytes_between(from, self.now) {
+                    w.push("capacity_bps", bytes as f64 * 8.0 / seconds);
+                }
+                l.model.gauges(&mut |name, v| w.push(name, v));
             }
-            l.model.gauges(&mut |name, v| w.push(name, v));
             w.end();
             l.bytes_since_sample = 0;
         }
