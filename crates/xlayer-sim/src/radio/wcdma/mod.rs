@@ -34,7 +34,7 @@ use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextH
 use crate::radio::sdu_store::SduStore;
 use std::collections::{BTreeSet, VecDeque};
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
-use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, StatusEntry, PDU_HEADER_BYTES};
+use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, SduId, StatusEntry, PDU_HEADER_BYTES};
 use xlayer_proto::{Packet, SimDur, SimTime, TrafficClass};
 
 /// Settings of one traffic class.
@@ -83,7 +83,52 @@ struct Tti {
     arrive_ms: SimTime,
     arrive_bs: SimTime,
     lost: bool,
-    pdus: usize,
+    /// Its PDUs as this many runs.
+    runs: usize,
+}
+
+/// PDUs of one TTI sent back to back by one entity: consecutive SNs of one SDU at the
+/// same transmission number (a new SDU's segments, or a lost TTI's PDUs sent again).
+/// A TTI is a few runs, not `pdus_per_tti` copies of PDUs, so the PDUs in flight of a
+/// mobile stay within a cache line or two however many the TTI carries.
+#[derive(Clone, Copy)]
+struct Run {
+    sn: u64,
+    sdu: SduId,
+    first_sn: u64,
+    sdu_pdus: u16,
+    count: u16,
+    retx: u8,
+    entity: u8,
+}
+
+impl Run {
+    fn of(entity: u8, p: &Pdu) -> Self {
+        Run { sn: p.sn, sdu: p.sdu, first_sn: p.first_sn, sdu_pdus: p.sdu_pdus, count: 1, retx: p.retx, entity }
+    }
+
+    /// Whether `p` from `entity` is the PDU right after the run's last.
+    fn continued_by(&self, entity: u8, p: &Pdu) -> bool {
+        self.entity == entity
+            && p.sn == self.sn + u64::from(self.count)
+            && p.sdu == self.sdu
+            && p.first_sn == self.first_sn
+            && p.sdu_pdus == self.sdu_pdus
+            && p.retx == self.retx
+            && self.count < u16::MAX
+    }
+
+    /// Its `i`-th PDU, as the entity made it (every PDU fills a transport block).
+    fn pdu(&self, i: u16, wire_bytes: u32) -> Pdu {
+        Pdu {
+            sn: self.sn + u64::from(i),
+            sdu: self.sdu,
+            first_sn: self.first_sn,
+            sdu_pdus: self.sdu_pdus,
+            retx: self.retx,
+            wire_bytes,
+        }
+    }
 }
 
 struct Mobile {
@@ -94,10 +139,10 @@ struct Mobile {
     /// of them have reached the mobile.
     ttis: VecDeque<Tti>,
     arrived: usize,
-    /// Their PDUs, in order, tagged with the entity; the first `arrived_pdus` belong to
-    /// the arrived TTIs. Reused, so the hot path does not allocate.
-    ring: VecDeque<(u8, Pdu)>,
-    arrived_pdus: usize,
+    /// Their PDUs, in order, as runs; the first `arrived_runs` belong to the arrived
+    /// TTIs. Reused, so the hot path does not allocate.
+    ring: VecDeque<Run>,
+    arrived_runs: usize,
 }
 
 pub struct WcdmaDch {
@@ -146,7 +191,7 @@ impl WcdmaDch {
                 ttis: VecDeque::new(),
                 arrived: 0,
                 ring: VecDeque::new(),
-                arrived_pdus: 0,
+                arrived_runs: 0,
             })
             .collect();
         let rate_bps = cfg.rate_bps();
@@ -291,11 +336,16 @@ impl WcdmaDch {
             }
             let m = &mut self.mobiles[i];
             let (mut n, mut e) = (0, 0);
+            let first_run = m.ring.len();
             while n < cap && e < m.entities.len() {
                 match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
                     Some(p) => {
-                        debug_assert!(p.wire_bytes() <= self.tb_bytes);
-                        m.ring.push_back((e as u8, p));
+                        debug_assert_eq!(p.wire_bytes(), self.tb_bytes);
+                        let this_tti = m.ring.len() > first_run;
+                        match m.ring.back_mut() {
+                            Some(run) if this_tti && run.continued_by(e as u8, &p) => run.count += 1,
+                            _ => m.ring.push_back(Run::of(e as u8, &p)),
+                        }
                         n += 1;
                     }
                     None => e += 1,
@@ -306,7 +356,8 @@ impl WcdmaDch {
             }
             let lost = m.channel.lost(k, start.as_secs_f64());
             let arrive_ms = start + self.cfg.tti + self.cfg.delay;
-            m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, pdus: n });
+            let runs = m.ring.len() - first_run;
+            m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, runs });
             self.metrics.tx_units += n as u64;
             self.refresh(i);
         }
@@ -315,15 +366,18 @@ impl WcdmaDch {
     fn arrive_at_mobile(&mut self, m: usize, t: SimTime) {
         let mob = &mut self.mobiles[m];
         let tti = &mob.ttis[mob.arrived];
-        let (from, n, lost) = (mob.arrived_pdus, tti.pdus, tti.lost);
+        let (from, n, lost) = (mob.arrived_runs, tti.runs, tti.lost);
         mob.arrived += 1;
-        mob.arrived_pdus += n;
+        mob.arrived_runs += n;
         if lost {
             return; // the status report will NACK every PDU of it
         }
         for i in from..from + n {
-            let (e, pdu) = mob.ring[i];
-            mob.entities[e as usize].rx.handle_pdu(t, &pdu);
+            let run = mob.ring[i];
+            let rx = &mut mob.entities[usize::from(run.entity)].rx;
+            for k in 0..run.count {
+                rx.handle_pdu(t, &run.pdu(k, self.tb_bytes));
+            }
         }
         for e in 0..self.mobiles[m].entities.len() {
             self.drain_receiver(m, e);
@@ -334,16 +388,18 @@ impl WcdmaDch {
         let mob = &mut self.mobiles[m];
         let tti = mob.ttis.pop_front().expect("checked");
         mob.arrived -= 1;
-        mob.arrived_pdus -= tti.pdus;
-        for _ in 0..tti.pdus {
-            let (e, pdu) = mob.ring.pop_front().expect("a TTI's PDUs are in the ring");
-            // The exact, error-free per-PDU report of Koga et al. §4.
-            let tx = &mut mob.entities[e as usize].tx;
-            tx.handle_status(StatusEntry::for_pdu(&pdu, !tti.lost));
-            while let Some(outcome) = tx.poll_outcome() {
-                if let TxOutcome::Discarded(id) = outcome {
-                    if let Some(pkt) = self.store.take(id) {
-                        self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+        mob.arrived_runs -= tti.runs;
+        for _ in 0..tti.runs {
+            let run = mob.ring.pop_front().expect("a TTI's PDUs are in the ring");
+            let tx = &mut mob.entities[usize::from(run.entity)].tx;
+            for k in 0..run.count {
+                // The exact, error-free per-PDU report of Koga et al. §4.
+                tx.handle_status(StatusEntry::for_pdu(&run.pdu(k, self.tb_bytes), !tti.lost));
+                while let Some(outcome) = tx.poll_outcome() {
+                    if let TxOutcome::Discarded(id) = outcome {
+                        if let Some(pkt) = self.store.take(id) {
+                            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+                        }
                     }
                 }
             }
