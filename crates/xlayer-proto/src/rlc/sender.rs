@@ -61,6 +61,8 @@ struct TxPdu {
     acked: bool,
 }
 
+const _: () = assert!(std::mem::size_of::<TxPdu>() == 8);
+
 /// The transmitting side of one RLC AM entity.
 #[derive(Clone, Debug)]
 pub struct RlcSender {
