@@ -299,68 +299,85 @@ impl WcdmaDch {
         due.clear();
         due.extend(self.due.range(..=(t, u32::MAX)).map(|&(_, m)| m));
         due.sort_unstable();
-        for &m in &due {
-            let m = m as usize;
-            while self.mobiles[m].ttis.get(self.mobiles[m].arrived).is_some_and(|x| x.arrive_ms <= t) {
-                self.arrive_at_mobile(m, t);
+        let (k, start) = self.next_boundary();
+        if start > t {
+            for &m in &due {
+                self.due_work(m as usize, t);
             }
-            while self.mobiles[m].arrived > 0 && self.mobiles[m].ttis[0].arrive_bs <= t {
-                self.status_at_base(m);
-            }
-            for e in 0..self.mobiles[m].entities.len() {
-                let rx = &mut self.mobiles[m].entities[e].rx;
-                if rx.poll_timeout().is_some_and(|d| d <= t) {
-                    rx.handle_timeout(t);
-                    self.drain_receiver(m, e);
+        } else if self.backlogged > 0 || !due.is_empty() {
+            // TTI `k` starts now, for every mobile with data once its own due work is
+            // done. One mobile's work touches no other mobile's state and only the due
+            // work has outputs, so each mobile's TTI is filled right after its due work,
+            // while its state is still in cache: the same PDUs and outputs in the same
+            // order as all the due work first and then every TTI.
+            let mut due_next = due.iter().peekable();
+            let mut backlog = false;
+            for i in 0..self.mobiles.len() {
+                if due_next.next_if_eq(&&(i as u32)).is_some() {
+                    self.due_work(i, t);
+                }
+                if self.has_data[i] {
+                    backlog = true;
+                    self.fill_tti(i, k, start);
                 }
             }
-            self.refresh(m);
+            if backlog {
+                self.next_tti = k + 1;
+            }
         }
         self.scratch = due;
-        let (k, start) = self.next_boundary();
-        if start <= t && self.backlogged > 0 {
-            self.send_tti(k, start);
-            self.next_tti = k + 1;
-        }
     }
 
-    /// Fill TTI `k` for every mobile: each of its `pdus_per_tti` transport blocks is an
+    /// Mobile `m`'s own deadlines due at `t`.
+    fn due_work(&mut self, m: usize, t: SimTime) {
+        while self.mobiles[m].ttis.get(self.mobiles[m].arrived).is_some_and(|x| x.arrive_ms <= t) {
+            self.arrive_at_mobile(m, t);
+        }
+        while self.mobiles[m].arrived > 0 && self.mobiles[m].ttis[0].arrive_bs <= t {
+            self.status_at_base(m);
+        }
+        for e in 0..self.mobiles[m].entities.len() {
+            let rx = &mut self.mobiles[m].entities[e].rx;
+            if rx.poll_timeout().is_some_and(|d| d <= t) {
+                rx.handle_timeout(t);
+                self.drain_receiver(m, e);
+            }
+        }
+        self.refresh(m);
+    }
+
+    /// Fill TTI `k` of mobile `i`: each of its `pdus_per_tti` transport blocks is an
     /// opportunity of `tb_bytes`, offered to the entities in class order. Table 1 order
     /// falls out of that, each entity giving retransmissions before new PDUs. Blocks are
     /// all the same size, so an entity that declines one has nothing for this TTI.
-    fn send_tti(&mut self, k: u64, start: SimTime) {
+    fn fill_tti(&mut self, i: usize, k: u64, start: SimTime) {
         let cap = self.cfg.pdus_per_tti as usize;
-        for i in 0..self.mobiles.len() {
-            if !self.has_data[i] {
-                continue;
-            }
-            let m = &mut self.mobiles[i];
-            let (mut n, mut e) = (0, 0);
-            let first_run = m.ring.len();
-            while n < cap && e < m.entities.len() {
-                match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
-                    Some(p) => {
-                        debug_assert_eq!(p.wire_bytes(), self.tb_bytes);
-                        let this_tti = m.ring.len() > first_run;
-                        match m.ring.back_mut() {
-                            Some(run) if this_tti && run.continued_by(e as u8, &p) => run.count += 1,
-                            _ => m.ring.push_back(Run::of(e as u8, &p)),
-                        }
-                        n += 1;
+        let m = &mut self.mobiles[i];
+        let (mut n, mut e) = (0, 0);
+        let first_run = m.ring.len();
+        while n < cap && e < m.entities.len() {
+            match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
+                Some(p) => {
+                    debug_assert_eq!(p.wire_bytes(), self.tb_bytes);
+                    let this_tti = m.ring.len() > first_run;
+                    match m.ring.back_mut() {
+                        Some(run) if this_tti && run.continued_by(e as u8, &p) => run.count += 1,
+                        _ => m.ring.push_back(Run::of(e as u8, &p)),
                     }
-                    None => e += 1,
+                    n += 1;
                 }
+                None => e += 1,
             }
-            if n == 0 {
-                continue;
-            }
-            let lost = m.channel.lost(k, start.as_secs_f64());
-            let arrive_ms = start + self.cfg.tti + self.cfg.delay;
-            let runs = m.ring.len() - first_run;
-            m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, runs });
-            self.metrics.tx_units += n as u64;
-            self.refresh(i);
         }
+        if n == 0 {
+            return;
+        }
+        let lost = m.channel.lost(k, start.as_secs_f64());
+        let arrive_ms = start + self.cfg.tti + self.cfg.delay;
+        let runs = m.ring.len() - first_run;
+        m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, runs });
+        self.metrics.tx_units += n as u64;
+        self.refresh(i);
     }
 
     fn arrive_at_mobile(&mut self, m: usize, t: SimTime) {
