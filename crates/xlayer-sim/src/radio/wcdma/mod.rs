@@ -164,6 +164,9 @@ pub struct WcdmaDch {
     due: BTreeSet<(SimTime, u32)>,
     /// Each mobile's key in `due` (`None`: nothing of its own pending).
     due_at: Vec<Option<SimTime>>,
+    /// Each mobile's earliest WT deadline, kept so that re-indexing after a change at the
+    /// base station does not read the mobile's receivers (nor the reverse for `has_data`).
+    rx_due: Vec<Option<SimTime>>,
     /// Mobiles with data waiting to be sent (the next TTI boundary is due while any).
     has_data: Vec<bool>,
     backlogged: usize,
@@ -211,6 +214,7 @@ impl WcdmaDch {
             metrics: LinkMetrics { rate_bps, ..Default::default() },
             due: BTreeSet::new(),
             due_at: vec![None; n],
+            rx_due: vec![None; n],
             has_data: vec![false; n],
             backlogged: 0,
             by_node,
@@ -242,24 +246,41 @@ impl WcdmaDch {
         }
     }
 
-    /// Re-index mobile `m` after its state changed: its earliest own deadline, and
-    /// whether it has data to send.
-    fn refresh(&mut self, m: usize) {
-        let mob = &self.mobiles[m];
+    /// After mobile `m`'s receiving entities changed: their earliest WT deadline.
+    fn rx_changed(&mut self, m: usize) {
         let mut due: Option<SimTime> = None;
+        for e in &self.mobiles[m].entities {
+            if let Some(t) = e.rx.poll_timeout() {
+                due = Some(due.map_or(t, |d| d.min(t)));
+            }
+        }
+        self.rx_due[m] = due;
+    }
+
+    /// After mobile `m`'s sending entities changed: whether it has data to send.
+    fn tx_changed(&mut self, m: usize) {
+        let data = self.mobiles[m].entities.iter().any(|e| !e.tx.buffer_status().is_empty());
+        if data != self.has_data[m] {
+            self.has_data[m] = data;
+            if data {
+                self.backlogged += 1;
+            } else {
+                self.backlogged -= 1;
+            }
+        }
+    }
+
+    /// Re-index mobile `m` by its earliest own deadline, after its TTIs or receivers
+    /// changed.
+    fn reindex(&mut self, m: usize) {
+        let mob = &self.mobiles[m];
+        let mut due = self.rx_due[m];
         let mut at = |t: SimTime| due = Some(due.map_or(t, |d| d.min(t)));
         if let Some(t) = mob.ttis.get(mob.arrived) {
             at(t.arrive_ms);
         }
         if mob.arrived > 0 {
             at(mob.ttis[0].arrive_bs);
-        }
-        let mut data = false;
-        for e in &mob.entities {
-            if let Some(t) = e.rx.poll_timeout() {
-                at(t);
-            }
-            data |= !e.tx.buffer_status().is_empty();
         }
         if due != self.due_at[m] {
             if let Some(old) = self.due_at[m] {
@@ -269,14 +290,6 @@ impl WcdmaDch {
                 self.due.insert((new, m as u32));
             }
             self.due_at[m] = due;
-        }
-        if data != self.has_data[m] {
-            self.has_data[m] = data;
-            if data {
-                self.backlogged += 1;
-            } else {
-                self.backlogged -= 1;
-            }
         }
     }
 
@@ -330,20 +343,32 @@ impl WcdmaDch {
 
     /// Mobile `m`'s own deadlines due at `t`.
     fn due_work(&mut self, m: usize, t: SimTime) {
+        let mut rx = false;
         while self.mobiles[m].ttis.get(self.mobiles[m].arrived).is_some_and(|x| x.arrive_ms <= t) {
-            self.arrive_at_mobile(m, t);
+            rx |= self.arrive_at_mobile(m, t);
         }
+        if rx {
+            self.rx_changed(m); // a hole found now may be due now (WT = 0)
+        }
+        let mut tx = false;
         while self.mobiles[m].arrived > 0 && self.mobiles[m].ttis[0].arrive_bs <= t {
             self.status_at_base(m);
+            tx = true;
         }
-        for e in 0..self.mobiles[m].entities.len() {
-            let rx = &mut self.mobiles[m].entities[e].rx;
-            if rx.poll_timeout().is_some_and(|d| d <= t) {
-                rx.handle_timeout(t);
-                self.drain_receiver(m, e);
+        if tx {
+            self.tx_changed(m);
+        }
+        if self.rx_due[m].is_some_and(|d| d <= t) {
+            for e in 0..self.mobiles[m].entities.len() {
+                let rx = &mut self.mobiles[m].entities[e].rx;
+                if rx.poll_timeout().is_some_and(|d| d <= t) {
+                    rx.handle_timeout(t);
+                    self.drain_receiver(m, e);
+                }
             }
+            self.rx_changed(m);
         }
-        self.refresh(m);
+        self.reindex(m);
     }
 
     /// Fill TTI `k` of mobile `i`: each of its `pdus_per_tti` transport blocks is an
@@ -377,17 +402,19 @@ impl WcdmaDch {
         let runs = m.ring.len() - first_run;
         m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, runs });
         self.metrics.tx_units += n as u64;
-        self.refresh(i);
+        self.tx_changed(i);
+        self.reindex(i);
     }
 
-    fn arrive_at_mobile(&mut self, m: usize, t: SimTime) {
+    /// The next TTI reaches mobile `m`; whether its receivers saw PDUs.
+    fn arrive_at_mobile(&mut self, m: usize, t: SimTime) -> bool {
         let mob = &mut self.mobiles[m];
         let tti = &mob.ttis[mob.arrived];
         let (from, n, lost) = (mob.arrived_runs, tti.runs, tti.lost);
         mob.arrived += 1;
         mob.arrived_runs += n;
         if lost {
-            return; // the status report will NACK every PDU of it
+            return false; // the status report will NACK every PDU of it
         }
         for i in from..from + n {
             let run = mob.ring[i];
@@ -399,6 +426,7 @@ impl WcdmaDch {
         for e in 0..self.mobiles[m].entities.len() {
             self.drain_receiver(m, e);
         }
+        true
     }
 
     fn status_at_base(&mut self, m: usize) {
@@ -468,7 +496,7 @@ impl WcdmaDch {
             let pkt = self.store.take(id).expect("just stored");
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
         }
-        self.refresh(m);
+        self.tx_changed(m);
     }
 }
 
