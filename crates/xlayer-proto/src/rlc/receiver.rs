@@ -46,18 +46,38 @@ pub struct RxStats {
     pub pdus_given_up: u64,
 }
 
+/// Per-SN state, 16 bytes: a TTI's PDUs touch a run of these, and a new SDU writes all
+/// of its own.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
-    received: bool,
-    /// SDU bounds are known once any PDU of the SDU has arrived.
-    known: bool,
+    /// SDU bounds are known once any PDU of the SDU has arrived: the SDU starts `seg`
+    /// SNs before this one and has `pdus` PDUs.
     sdu: SduId,
-    first: u64,
+    seg: u16,
     pdus: u16,
     // Kept in the SDU's first slot only:
     got: u16,
     max_retx: u8,
-    done: bool,
+    /// `RECEIVED`, `KNOWN`, `DONE` (the last in the SDU's first slot only).
+    flags: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 16);
+
+const RECEIVED: u8 = 1;
+const KNOWN: u8 = 2;
+const DONE: u8 = 4;
+
+impl Slot {
+    fn received(&self) -> bool {
+        self.flags & RECEIVED != 0
+    }
+    fn known(&self) -> bool {
+        self.flags & KNOWN != 0
+    }
+    fn done(&self) -> bool {
+        self.flags & DONE != 0
+    }
 }
 
 /// The receiving side of one RLC AM entity.
@@ -115,7 +135,7 @@ impl RlcReceiver {
     }
 
     fn advance_vr_r(&mut self) {
-        while self.vr_r < self.vr_h && self.slots[(self.vr_r - self.base) as usize].received {
+        while self.vr_r < self.vr_h && self.slots[(self.vr_r - self.base) as usize].received() {
             self.vr_r += 1;
         }
         while self.detect.front().is_some_and(|&(end, _)| end <= self.vr_r) {
@@ -129,7 +149,7 @@ impl RlcReceiver {
             if t + self.wt > now {
                 break;
             }
-            let missing = (self.vr_r..end).filter(|&s| !self.slots[(s - self.base) as usize].received).count();
+            let missing = (self.vr_r..end).filter(|&s| !self.slots[(s - self.base) as usize].received()).count();
             self.stats.give_ups += 1;
             self.stats.pdus_given_up += missing as u64;
             self.vr_r = end;
@@ -141,30 +161,32 @@ impl RlcReceiver {
     fn deliver_in_order(&mut self) {
         while self.cursor < self.vr_r {
             let s = self.slots[(self.cursor - self.base) as usize];
-            if !s.known {
+            if !s.known() {
                 self.cursor += 1; // a given-up SN of an SDU never seen
                 continue;
             }
-            let fi = (s.first - self.base) as usize;
+            let first = self.cursor - u64::from(s.seg);
+            let fi = (first - self.base) as usize;
             let f = self.slots[fi];
-            if !f.done {
+            if !f.done() {
                 if f.got == f.pdus {
                     self.deliver(fi);
-                } else if s.first + u64::from(s.pdus) > self.vr_r {
+                } else if first + u64::from(s.pdus) > self.vr_r {
                     break; // its tail is neither here nor given up yet
                 } else if self.late == LateSdus::Discard {
                     self.drop_sdu(fi, RxDrop::GaveUp);
                 } // else: given up, may still complete and go up late
             }
-            self.cursor = s.first + u64::from(s.pdus);
+            self.cursor = first + u64::from(s.pdus);
         }
     }
 
     fn deliver(&mut self, fi: usize) {
+        let first = self.base + fi as u64;
         let f = &mut self.slots[fi];
-        f.done = true;
-        let out_of_order = self.max_delivered.is_some_and(|m| f.first < m);
-        self.max_delivered = Some(self.max_delivered.map_or(f.first, |m| m.max(f.first)));
+        f.flags |= DONE;
+        let out_of_order = self.max_delivered.is_some_and(|m| first < m);
+        self.max_delivered = Some(self.max_delivered.map_or(first, |m| m.max(first)));
         self.stats.sdus_delivered += 1;
         self.stats.sdus_out_of_order += out_of_order as u64;
         self.out.push_back(RxEvent::Deliver { sdu: f.sdu, out_of_order, retransmissions: f.max_retx });
@@ -172,7 +194,7 @@ impl RlcReceiver {
 
     fn drop_sdu(&mut self, fi: usize, why: RxDrop) {
         let f = &mut self.slots[fi];
-        f.done = true;
+        f.flags |= DONE;
         self.stats.sdus_dropped += 1;
         self.out.push_back(RxEvent::Drop { sdu: f.sdu, why });
     }
@@ -183,7 +205,7 @@ impl RlcReceiver {
         let limit = self.cursor.min(self.vr_r);
         while let Some(&s) = self.slots.front() {
             let old = self.vr_h - self.base > self.window;
-            if !s.known {
+            if !s.known() {
                 if self.base >= limit || !old {
                     break;
                 }
@@ -191,11 +213,11 @@ impl RlcReceiver {
                 self.base += 1;
                 continue;
             }
-            debug_assert_eq!(s.first, self.base, "slots are purged SDU by SDU");
-            if self.base + u64::from(s.pdus) > limit || !(s.done || old) {
+            debug_assert_eq!(s.seg, 0, "slots are purged SDU by SDU");
+            if self.base + u64::from(s.pdus) > limit || !(s.done() || old) {
                 break;
             }
-            if !s.done {
+            if !s.done() {
                 self.drop_sdu(0, RxDrop::OutsideWindow);
             }
             self.slots.drain(..usize::from(s.pdus));
@@ -222,16 +244,18 @@ impl LinkEntityRx for RlcReceiver {
         if self.slots.len() < end {
             self.slots.resize(end, Slot::default());
         }
-        if !self.slots[fi].known {
-            let info = Slot { known: true, sdu: pdu.sdu, first: pdu.first_sn, pdus: pdu.sdu_pdus, ..Slot::default() };
-            self.slots.range_mut(fi..end).for_each(|s| *s = info);
+        if !self.slots[fi].known() {
+            let info = Slot { flags: KNOWN, sdu: pdu.sdu, pdus: pdu.sdu_pdus, ..Slot::default() };
+            for (seg, s) in (0..).zip(self.slots.range_mut(fi..end)) {
+                *s = Slot { seg, ..info };
+            }
         }
         let si = (pdu.sn - self.base) as usize;
-        if self.slots[fi].done || self.slots[si].received {
+        if self.slots[fi].done() || self.slots[si].received() {
             self.stats.pdus_duplicate += 1;
             return;
         }
-        self.slots[si].received = true;
+        self.slots[si].flags |= RECEIVED;
         let f = &mut self.slots[fi];
         f.got += 1;
         f.max_retx = f.max_retx.max(pdu.retx);

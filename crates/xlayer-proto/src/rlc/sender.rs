@@ -48,14 +48,20 @@ struct TxSdu {
     live: bool,
 }
 
+/// Per-SN state, 8 bytes: the table spans every SN not yet acknowledged and is read
+/// again by every status, so its size is most of the entity's memory traffic.
 #[derive(Clone, Copy, Debug)]
 struct TxPdu {
-    /// Entity-local index of the SDU (position in the admission order).
-    sdu: u64,
+    /// Entity-local index of the SDU (position in the admission order) modulo 2^32: the
+    /// SDUs of the SNs in the table are fewer than 2^31, so the offset from `sdu_base`
+    /// is exact (see [`RlcSender::sdu_offset`]).
+    sdu: u32,
     /// Transmissions so far, VT(DAT) in 25.322 terms.
     sent: u8,
     acked: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<TxPdu>() == 8);
 
 /// The transmitting side of one RLC AM entity.
 #[derive(Clone, Debug)]
@@ -157,7 +163,7 @@ impl RlcSender {
         while let Some(sn) = self.retx.pop_front() {
             let Some(i) = sn.checked_sub(self.sn_base) else { continue };
             let p = self.pdus[i as usize];
-            let sdu = self.sdus[(p.sdu - self.sdu_base) as usize];
+            let sdu = self.sdus[self.sdu_offset(&p) as usize];
             if p.acked || !sdu.live {
                 continue; // its SDU was discarded after the NACK
             }
@@ -183,7 +189,7 @@ impl RlcSender {
                 self.sdus[k].first_sn = self.next_sn;
                 let n = self.sdus[k].pdus;
                 self.next_sn += u64::from(n);
-                let local = self.next_new;
+                let local = self.next_new as u32; // modulo 2^32, see `TxPdu::sdu`
                 self.pdus.extend((0..n).map(|_| TxPdu { sdu: local, sent: 0, acked: false }));
             }
             let sdu = self.sdus[k];
@@ -221,13 +227,21 @@ impl RlcSender {
             self.sdu_base += 1;
         }
         while let Some(p) = self.pdus.front() {
-            let done = p.sdu < self.sdu_base || p.acked || !self.sdus[(p.sdu - self.sdu_base) as usize].live;
+            let k = self.sdu_offset(p);
+            let done = k < 0 || p.acked || !self.sdus[k as usize].live;
             if !done {
                 break;
             }
             self.pdus.pop_front();
             self.sn_base += 1;
         }
+    }
+
+    /// Position in `sdus` of PDU `p`'s SDU (negative once the SDU has left the table).
+    fn sdu_offset(&self, p: &TxPdu) -> i64 {
+        let k = i64::from(p.sdu.wrapping_sub(self.sdu_base as u32) as i32);
+        debug_assert!(k < 0 || (k as usize) < self.sdus.len(), "more than 2^31 SDUs in the SN table");
+        k
     }
 
     fn pdu_of(&self, sdu: &TxSdu, sn: u64, retx: u8) -> Pdu {
@@ -289,7 +303,7 @@ impl LinkEntityTx for RlcSender {
         let Some(i) = sn.checked_sub(self.sn_base) else { return };
         let i = i as usize;
         let Some(&p) = self.pdus.get(i) else { return };
-        let k = (p.sdu - self.sdu_base) as usize;
+        let k = self.sdu_offset(&p) as usize;
         let sdu = self.sdus[k];
         if p.acked || !sdu.live {
             return;
@@ -316,7 +330,7 @@ impl LinkEntityTx for RlcSender {
         self.sdus[k].live = false;
         self.live_sdus -= 1;
         self.live_bytes -= u64::from(sdu.bytes);
-        if p.sdu == self.next_new {
+        if k as u64 + self.sdu_base == self.next_new {
             // Discarded while partly sent: it leaves the transmission buffer too.
             self.unsent_sdus -= 1;
             self.unsent_bytes -= u64::from(sdu.bytes);

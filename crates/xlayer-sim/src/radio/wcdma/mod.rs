@@ -34,7 +34,7 @@ use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextH
 use crate::radio::sdu_store::SduStore;
 use std::collections::{BTreeSet, VecDeque};
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
-use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, StatusEntry, PDU_HEADER_BYTES};
+use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, SduId, StatusEntry, PDU_HEADER_BYTES};
 use xlayer_proto::{Packet, SimDur, SimTime, TrafficClass};
 
 /// Settings of one traffic class.
@@ -83,7 +83,52 @@ struct Tti {
     arrive_ms: SimTime,
     arrive_bs: SimTime,
     lost: bool,
-    pdus: usize,
+    /// Its PDUs as this many runs.
+    runs: usize,
+}
+
+/// PDUs of one TTI sent back to back by one entity: consecutive SNs of one SDU at the
+/// same transmission number (a new SDU's segments, or a lost TTI's PDUs sent again).
+/// A TTI is a few runs, not `pdus_per_tti` copies of PDUs, so the PDUs in flight of a
+/// mobile stay within a cache line or two however many the TTI carries.
+#[derive(Clone, Copy)]
+struct Run {
+    sn: u64,
+    sdu: SduId,
+    first_sn: u64,
+    sdu_pdus: u16,
+    count: u16,
+    retx: u8,
+    entity: u8,
+}
+
+impl Run {
+    fn of(entity: u8, p: &Pdu) -> Self {
+        Run { sn: p.sn, sdu: p.sdu, first_sn: p.first_sn, sdu_pdus: p.sdu_pdus, count: 1, retx: p.retx, entity }
+    }
+
+    /// Whether `p` from `entity` is the PDU right after the run's last.
+    fn continued_by(&self, entity: u8, p: &Pdu) -> bool {
+        self.entity == entity
+            && p.sn == self.sn + u64::from(self.count)
+            && p.sdu == self.sdu
+            && p.first_sn == self.first_sn
+            && p.sdu_pdus == self.sdu_pdus
+            && p.retx == self.retx
+            && self.count < u16::MAX
+    }
+
+    /// Its `i`-th PDU, as the entity made it (every PDU fills a transport block).
+    fn pdu(&self, i: u16, wire_bytes: u32) -> Pdu {
+        Pdu {
+            sn: self.sn + u64::from(i),
+            sdu: self.sdu,
+            first_sn: self.first_sn,
+            sdu_pdus: self.sdu_pdus,
+            retx: self.retx,
+            wire_bytes,
+        }
+    }
 }
 
 struct Mobile {
@@ -94,10 +139,10 @@ struct Mobile {
     /// of them have reached the mobile.
     ttis: VecDeque<Tti>,
     arrived: usize,
-    /// Their PDUs, in order, tagged with the entity; the first `arrived_pdus` belong to
-    /// the arrived TTIs. Reused, so the hot path does not allocate.
-    ring: VecDeque<(u8, Pdu)>,
-    arrived_pdus: usize,
+    /// Their PDUs, in order, as runs; the first `arrived_runs` belong to the arrived
+    /// TTIs. Reused, so the hot path does not allocate.
+    ring: VecDeque<Run>,
+    arrived_runs: usize,
 }
 
 pub struct WcdmaDch {
@@ -119,6 +164,9 @@ pub struct WcdmaDch {
     due: BTreeSet<(SimTime, u32)>,
     /// Each mobile's key in `due` (`None`: nothing of its own pending).
     due_at: Vec<Option<SimTime>>,
+    /// Each mobile's earliest WT deadline, kept so that re-indexing after a change at the
+    /// base station does not read the mobile's receivers (nor the reverse for `has_data`).
+    rx_due: Vec<Option<SimTime>>,
     /// Mobiles with data waiting to be sent (the next TTI boundary is due while any).
     has_data: Vec<bool>,
     backlogged: usize,
@@ -146,7 +194,7 @@ impl WcdmaDch {
                 ttis: VecDeque::new(),
                 arrived: 0,
                 ring: VecDeque::new(),
-                arrived_pdus: 0,
+                arrived_runs: 0,
             })
             .collect();
         let rate_bps = cfg.rate_bps();
@@ -166,6 +214,7 @@ impl WcdmaDch {
             metrics: LinkMetrics { rate_bps, ..Default::default() },
             due: BTreeSet::new(),
             due_at: vec![None; n],
+            rx_due: vec![None; n],
             has_data: vec![false; n],
             backlogged: 0,
             by_node,
@@ -197,24 +246,41 @@ impl WcdmaDch {
         }
     }
 
-    /// Re-index mobile `m` after its state changed: its earliest own deadline, and
-    /// whether it has data to send.
-    fn refresh(&mut self, m: usize) {
-        let mob = &self.mobiles[m];
+    /// After mobile `m`'s receiving entities changed: their earliest WT deadline.
+    fn rx_changed(&mut self, m: usize) {
         let mut due: Option<SimTime> = None;
+        for e in &self.mobiles[m].entities {
+            if let Some(t) = e.rx.poll_timeout() {
+                due = Some(due.map_or(t, |d| d.min(t)));
+            }
+        }
+        self.rx_due[m] = due;
+    }
+
+    /// After mobile `m`'s sending entities changed: whether it has data to send.
+    fn tx_changed(&mut self, m: usize) {
+        let data = self.mobiles[m].entities.iter().any(|e| !e.tx.buffer_status().is_empty());
+        if data != self.has_data[m] {
+            self.has_data[m] = data;
+            if data {
+                self.backlogged += 1;
+            } else {
+                self.backlogged -= 1;
+            }
+        }
+    }
+
+    /// Re-index mobile `m` by its earliest own deadline, after its TTIs or receivers
+    /// changed.
+    fn reindex(&mut self, m: usize) {
+        let mob = &self.mobiles[m];
+        let mut due = self.rx_due[m];
         let mut at = |t: SimTime| due = Some(due.map_or(t, |d| d.min(t)));
         if let Some(t) = mob.ttis.get(mob.arrived) {
             at(t.arrive_ms);
         }
         if mob.arrived > 0 {
             at(mob.ttis[0].arrive_bs);
-        }
-        let mut data = false;
-        for e in &mob.entities {
-            if let Some(t) = e.rx.poll_timeout() {
-                at(t);
-            }
-            data |= !e.tx.buffer_status().is_empty();
         }
         if due != self.due_at[m] {
             if let Some(old) = self.due_at[m] {
@@ -224,14 +290,6 @@ impl WcdmaDch {
                 self.due.insert((new, m as u32));
             }
             self.due_at[m] = due;
-        }
-        if data != self.has_data[m] {
-            self.has_data[m] = data;
-            if data {
-                self.backlogged += 1;
-            } else {
-                self.backlogged -= 1;
-            }
         }
     }
 
@@ -254,14 +312,53 @@ impl WcdmaDch {
         due.clear();
         due.extend(self.due.range(..=(t, u32::MAX)).map(|&(_, m)| m));
         due.sort_unstable();
-        for &m in &due {
-            let m = m as usize;
-            while self.mobiles[m].ttis.get(self.mobiles[m].arrived).is_some_and(|x| x.arrive_ms <= t) {
-                self.arrive_at_mobile(m, t);
+        let (k, start) = self.next_boundary();
+        if start > t {
+            for &m in &due {
+                self.due_work(m as usize, t);
             }
-            while self.mobiles[m].arrived > 0 && self.mobiles[m].ttis[0].arrive_bs <= t {
-                self.status_at_base(m);
+        } else if self.backlogged > 0 || !due.is_empty() {
+            // TTI `k` starts now, for every mobile with data once its own due work is
+            // done. One mobile's work touches no other mobile's state and only the due
+            // work has outputs, so each mobile's TTI is filled right after its due work,
+            // while its state is still in cache: the same PDUs and outputs in the same
+            // order as all the due work first and then every TTI.
+            let mut due_next = due.iter().peekable();
+            let mut backlog = false;
+            for i in 0..self.mobiles.len() {
+                if due_next.next_if_eq(&&(i as u32)).is_some() {
+                    self.due_work(i, t);
+                }
+                if self.has_data[i] {
+                    backlog = true;
+                    self.fill_tti(i, k, start);
+                }
             }
+            if backlog {
+                self.next_tti = k + 1;
+            }
+        }
+        self.scratch = due;
+    }
+
+    /// Mobile `m`'s own deadlines due at `t`.
+    fn due_work(&mut self, m: usize, t: SimTime) {
+        let mut rx = false;
+        while self.mobiles[m].ttis.get(self.mobiles[m].arrived).is_some_and(|x| x.arrive_ms <= t) {
+            rx |= self.arrive_at_mobile(m, t);
+        }
+        if rx {
+            self.rx_changed(m); // a hole found now may be due now (WT = 0)
+        }
+        let mut tx = false;
+        while self.mobiles[m].arrived > 0 && self.mobiles[m].ttis[0].arrive_bs <= t {
+            self.status_at_base(m);
+            tx = true;
+        }
+        if tx {
+            self.tx_changed(m);
+        }
+        if self.rx_due[m].is_some_and(|d| d <= t) {
             for e in 0..self.mobiles[m].entities.len() {
                 let rx = &mut self.mobiles[m].entities[e].rx;
                 if rx.poll_timeout().is_some_and(|d| d <= t) {
@@ -269,81 +366,85 @@ impl WcdmaDch {
                     self.drain_receiver(m, e);
                 }
             }
-            self.refresh(m);
+            self.rx_changed(m);
         }
-        self.scratch = due;
-        let (k, start) = self.next_boundary();
-        if start <= t && self.backlogged > 0 {
-            self.send_tti(k, start);
-            self.next_tti = k + 1;
-        }
+        self.reindex(m);
     }
 
-    /// Fill TTI `k` for every mobile: each of its `pdus_per_tti` transport blocks is an
+    /// Fill TTI `k` of mobile `i`: each of its `pdus_per_tti` transport blocks is an
     /// opportunity of `tb_bytes`, offered to the entities in class order. Table 1 order
     /// falls out of that, each entity giving retransmissions before new PDUs. Blocks are
     /// all the same size, so an entity that declines one has nothing for this TTI.
-    fn send_tti(&mut self, k: u64, start: SimTime) {
+    fn fill_tti(&mut self, i: usize, k: u64, start: SimTime) {
         let cap = self.cfg.pdus_per_tti as usize;
-        for i in 0..self.mobiles.len() {
-            if !self.has_data[i] {
-                continue;
-            }
-            let m = &mut self.mobiles[i];
-            let (mut n, mut e) = (0, 0);
-            while n < cap && e < m.entities.len() {
-                match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
-                    Some(p) => {
-                        debug_assert!(p.wire_bytes() <= self.tb_bytes);
-                        m.ring.push_back((e as u8, p));
-                        n += 1;
+        let m = &mut self.mobiles[i];
+        let (mut n, mut e) = (0, 0);
+        let first_run = m.ring.len();
+        while n < cap && e < m.entities.len() {
+            match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
+                Some(p) => {
+                    debug_assert_eq!(p.wire_bytes(), self.tb_bytes);
+                    let this_tti = m.ring.len() > first_run;
+                    match m.ring.back_mut() {
+                        Some(run) if this_tti && run.continued_by(e as u8, &p) => run.count += 1,
+                        _ => m.ring.push_back(Run::of(e as u8, &p)),
                     }
-                    None => e += 1,
+                    n += 1;
                 }
+                None => e += 1,
             }
-            if n == 0 {
-                continue;
-            }
-            let lost = m.channel.lost(k, start.as_secs_f64());
-            let arrive_ms = start + self.cfg.tti + self.cfg.delay;
-            m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, pdus: n });
-            self.metrics.tx_units += n as u64;
-            self.refresh(i);
         }
+        if n == 0 {
+            return;
+        }
+        let lost = m.channel.lost(k, start.as_secs_f64());
+        let arrive_ms = start + self.cfg.tti + self.cfg.delay;
+        let runs = m.ring.len() - first_run;
+        m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, runs });
+        self.metrics.tx_units += n as u64;
+        self.tx_changed(i);
+        self.reindex(i);
     }
 
-    fn arrive_at_mobile(&mut self, m: usize, t: SimTime) {
+    /// The next TTI reaches mobile `m`; whether its receivers saw PDUs.
+    fn arrive_at_mobile(&mut self, m: usize, t: SimTime) -> bool {
         let mob = &mut self.mobiles[m];
         let tti = &mob.ttis[mob.arrived];
-        let (from, n, lost) = (mob.arrived_pdus, tti.pdus, tti.lost);
+        let (from, n, lost) = (mob.arrived_runs, tti.runs, tti.lost);
         mob.arrived += 1;
-        mob.arrived_pdus += n;
+        mob.arrived_runs += n;
         if lost {
-            return; // the status report will NACK every PDU of it
+            return false; // the status report will NACK every PDU of it
         }
         for i in from..from + n {
-            let (e, pdu) = mob.ring[i];
-            mob.entities[e as usize].rx.handle_pdu(t, &pdu);
+            let run = mob.ring[i];
+            let rx = &mut mob.entities[usize::from(run.entity)].rx;
+            for k in 0..run.count {
+                rx.handle_pdu(t, &run.pdu(k, self.tb_bytes));
+            }
         }
         for e in 0..self.mobiles[m].entities.len() {
             self.drain_receiver(m, e);
         }
+        true
     }
 
     fn status_at_base(&mut self, m: usize) {
         let mob = &mut self.mobiles[m];
         let tti = mob.ttis.pop_front().expect("checked");
         mob.arrived -= 1;
-        mob.arrived_pdus -= tti.pdus;
-        for _ in 0..tti.pdus {
-            let (e, pdu) = mob.ring.pop_front().expect("a TTI's PDUs are in the ring");
-            // The exact, error-free per-PDU report of Koga et al. §4.
-            let tx = &mut mob.entities[e as usize].tx;
-            tx.handle_status(StatusEntry::for_pdu(&pdu, !tti.lost));
-            while let Some(outcome) = tx.poll_outcome() {
-                if let TxOutcome::Discarded(id) = outcome {
-                    if let Some(pkt) = self.store.take(id) {
-                        self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+        mob.arrived_runs -= tti.runs;
+        for _ in 0..tti.runs {
+            let run = mob.ring.pop_front().expect("a TTI's PDUs are in the ring");
+            let tx = &mut mob.entities[usize::from(run.entity)].tx;
+            for k in 0..run.count {
+                // The exact, error-free per-PDU report of Koga et al. §4.
+                tx.handle_status(StatusEntry::for_pdu(&run.pdu(k, self.tb_bytes), !tti.lost));
+                while let Some(outcome) = tx.poll_outcome() {
+                    if let TxOutcome::Discarded(id) = outcome {
+                        if let Some(pkt) = self.store.take(id) {
+                            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
+                        }
                     }
                 }
             }
@@ -395,7 +496,7 @@ impl WcdmaDch {
             let pkt = self.store.take(id).expect("just stored");
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
         }
-        self.refresh(m);
+        self.tx_changed(m);
     }
 }
 
