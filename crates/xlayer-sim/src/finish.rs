@@ -127,7 +127,7 @@ impl World {
         let mut per_receiver = Vec::new();
         for &(node, index) in &f.receivers {
             let e = &self.endpoints[index as usize];
-            session.merge_receiver(&e.stats);
+            session.merge_receiver(e.rx_stats());
             let mut own = Counters::default();
             e.ep.counters(&mut |name, v| {
                 counters.add(name, since(index, name, v));
@@ -140,7 +140,7 @@ impl World {
                     FlowStats { tx_packets: session.tx_packets, tx_bytes: session.tx_bytes, ..FlowStats::default() };
                 rx.first_tx = f.stats.first_tx;
                 rx.last_tx = f.stats.last_tx;
-                rx.merge_receiver(&e.stats);
+                rx.merge_receiver(e.rx_stats());
                 let name = self.nodes[node as usize].name.clone();
                 per_receiver.push((name, rx, own, app_bytes));
             }

@@ -68,8 +68,17 @@ pub(crate) struct EndpointRt {
     /// How its wake-ups enter the fingerprint (tag 3 sender / 4 receiver, the flow, and
     /// the receiver's rank for receivers past the first).
     pub fingerprint_id: u64,
-    /// Receiver-side counters (received data, sent acknowledgements).
-    pub stats: FlowStats,
+    /// Receiver-side counters (received data, sent acknowledgements); `None` for the
+    /// sender, whose side the flow keeps (`FlowRt::stats`). Boxed, so an endpoint is one
+    /// cache line and a sender carries no receiving side.
+    pub stats: Option<Box<FlowStats>>,
+}
+
+impl EndpointRt {
+    /// A receiver's counters.
+    pub fn rx_stats(&self) -> &FlowStats {
+        self.stats.as_deref().expect("a receiving endpoint")
+    }
 }
 
 impl World {
@@ -136,7 +145,7 @@ impl World {
             role,
             ep,
             wake: SimTime::MAX,
-            stats: FlowStats::default(),
+            stats: (role > 0).then(Box::default),
             fingerprint_id: tag | (flow as u64) << 8 | rank << 40,
         });
         self.nodes[node as usize].endpoints.push(index);
@@ -159,11 +168,12 @@ impl World {
             Dir::Forward => {
                 let app_bytes = f.app_bytes;
                 let e = &mut self.endpoints[endpoint as usize];
-                e.stats.on_rx(now, pkt.size_bytes, pkt.sent_at, self.record_flows);
+                let stats = e.stats.as_deref_mut().expect("a receiving endpoint");
+                stats.on_rx(now, pkt.size_bytes, pkt.sent_at, self.record_flows);
                 e.ep.handle_packet(now, &pkt);
                 if let Some(n) = app_bytes {
-                    if e.stats.completed_at.is_none() && e.ep.app_delivered_bytes() >= n {
-                        e.stats.completed_at = Some(now);
+                    if stats.completed_at.is_none() && e.ep.app_delivered_bytes() >= n {
+                        stats.completed_at = Some(now);
                     }
                 }
             }
@@ -202,7 +212,10 @@ impl World {
             self.conservation.sent += 1;
             match dir {
                 Dir::Forward => self.flows[flow as usize].stats.on_tx(now, pkt.size_bytes),
-                Dir::Reverse => self.endpoints[endpoint as usize].stats.ack_tx_packets += 1,
+                Dir::Reverse => {
+                    let e = &mut self.endpoints[endpoint as usize];
+                    e.stats.as_deref_mut().expect("a receiving endpoint").ack_tx_packets += 1
+                }
             }
             self.route_from_source(pkt);
         }

@@ -85,7 +85,7 @@ impl crate::world::World {
     /// Bytes the flow table holds now: every flow's and endpoint's counters with their
     /// delay sketches (for the memory measurement in `tests/flow_table_memory.rs`).
     pub fn flow_table_bytes(&self) -> usize {
-        let stats = self.flows.iter().map(|f| &f.stats).chain(self.endpoints.iter().map(|e| &e.stats));
+        let stats = self.flows.iter().map(|f| &f.stats).chain(self.endpoints.iter().filter_map(|e| e.stats.as_deref()));
         stats.map(|s| std::mem::size_of::<FlowStats>() + s.delay.heap_bytes()).sum()
     }
 }

@@ -50,7 +50,9 @@ impl World {
             restart(&mut f.stats);
         }
         for e in &mut self.endpoints {
-            restart(&mut e.stats);
+            if let Some(s) = e.stats.as_deref_mut() {
+                restart(s);
+            }
             let mut c = Vec::new();
             e.ep.counters(&mut |name, v| c.push((name, v)));
             base.counters.push(c);
