@@ -117,7 +117,7 @@ impl World {
     fn flow_rows(&mut self, i: usize, in_flight: u64, rows: &mut Vec<FlowRow>) {
         let f = &self.flows[i];
         let group = f.dst.is_group();
-        let mut session = f.stats.clone();
+        let mut session = FlowStats::from(&f.stats);
         // Endpoint counters since the warm-up's end (`stats/warmup.rs`).
         let base = self.warmup_base.as_ref();
         let since = |e: u32, name: &str, v: u64| v.saturating_sub(base.map_or(0, |b| b.counter(e as usize, name)));

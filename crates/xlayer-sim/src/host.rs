@@ -4,7 +4,7 @@
 //! (node, flow) and direction.
 
 use crate::engine::Lane;
-use crate::stats::FlowStats;
+use crate::stats::{FlowStats, TxStats};
 use crate::world::{Event, World};
 use xlayer_proto::agents::CrossLayerInfo;
 use xlayer_proto::endpoint::{self, AppCommand, Endpoint};
@@ -45,7 +45,7 @@ pub(crate) struct FlowRt {
     pub app_bytes: Option<u64>,
     pub receivers: Vec<(u32, u32)>,
     /// Sender-side counters (sent data, received acknowledgements, drops).
-    pub stats: FlowStats,
+    pub stats: TxStats,
     /// Application bytes its receivers had at the last time-series sample.
     pub app_bytes_at_sample: u64,
     pub start: SimTime,
@@ -110,7 +110,7 @@ impl World {
             declared_rate_bps: f.declared_rate_bps,
             sender,
             receivers,
-            stats: FlowStats::default(),
+            stats: TxStats::default(),
             app_bytes_at_sample: 0,
         });
         // A start drawn at or after the stop: the flow never starts.
