@@ -5,12 +5,18 @@
 //! flow between one pair of hosts. Reports the build time, wall time, events per packet,
 //! wall nanoseconds per delivered packet and memory per flow: the peak resident set of a
 //! child process that builds and runs the scenario with the flow table on (series off),
-//! minus that of the same scenario with no flows, divided by the flows.
+//! minus that of the same scenario with no flows, divided by the flows. The child takes
+//! the scenario as the Python front hands it to the core (JSON; `xlayer-py` parses it and
+//! drops the parsed scenario once the world is built) and does the same; `memory N
+//! [pair] toml` has it parse the TOML text itself instead (the `toml` crate's document
+//! costs about 3.7 KB a `[[flow]]` table while it is parsed).
 //!
 //! Run: `cargo bench -p xlayer-sim --bench scale` (add `-- FLOWS...` to choose the counts,
-//! e.g. `-- 16 10000`; `-- once FLOWS [pair] [secs=S]` runs one scenario, with a pair per
-//! flow unless `pair`, for S simulated seconds (default 10), e.g. under
-//! `valgrind --tool=callgrind`).
+//! e.g. `-- 16 10000`; `-- once FLOWS [pair] [flows] [secs=S]` runs one scenario, with a
+//! pair per flow unless `pair`, probes off unless `flows` (the flow table, as the memory
+//! column has it), for S simulated seconds (default 10), e.g. under
+//! `valgrind --tool=callgrind`; `-- json FLOWS [pair] | valgrind --tool=massif <binary>
+//! memory FLOWS [pair]` profiles the memory column's child).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -39,12 +45,13 @@ fn scenario(n: usize, pairs: bool, secs: &str, output: &str) -> String {
 const PROBES_OFF: &str = "flows = false\nseries_interval = \"0s\"";
 const FLOW_TABLE: &str = "flows = true\nseries_interval = \"0s\"";
 
-/// Build and run; (build s, run s, events, delivered packets).
-fn run(toml: &str) -> (f64, f64, u64, u64) {
-    let s = Scenario::from_toml(toml).expect("valid");
+/// Build and run; (build s, run s, events, delivered packets). The parsed scenario is
+/// dropped once built, as `xlayer-py` does.
+fn run(s: Scenario) -> (f64, f64, u64, u64) {
     let t = Instant::now();
     let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
     let build = t.elapsed().as_secs_f64();
+    drop(s);
     let t = Instant::now();
     let r = w.finish().expect("finishes");
     let run = t.elapsed().as_secs_f64();
@@ -58,15 +65,28 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+fn parse(toml: &str) -> Scenario {
+    Scenario::from_toml(toml).expect("valid")
+}
+
+/// The scenario of the memory column as JSON, as the Python front passes it.
+fn json(n: usize, pairs: bool) -> String {
+    let value: serde_json::Value = toml::from_str(&scenario(n, pairs, "10s", FLOW_TABLE)).expect("valid TOML");
+    value.to_string()
+}
+
 /// Peak resident set of a child process that runs N flows with the flow table on.
 fn child_peak_kib(n: usize, pairs: bool) -> Option<u64> {
+    use std::io::Write;
     let exe = std::env::current_exe().ok()?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["memory", &n.to_string()]);
     if !pairs {
         cmd.arg("pair");
     }
-    let out = cmd.output().ok()?;
+    let mut child = cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().ok()?;
+    child.stdin.take()?.write_all(json(n, pairs).as_bytes()).ok()?;
+    let out = child.wait_with_output().ok()?;
     String::from_utf8(out.stdout).ok()?.trim().parse().ok()
 }
 
@@ -76,14 +96,25 @@ fn main() {
     let pairs = !flag("pair");
     let secs = args.iter().find_map(|a| a.strip_prefix("secs=")).unwrap_or("10");
     let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    if flag("json") {
+        println!("{}", json(counts[0], pairs));
+        return;
+    }
     if flag("memory") {
-        run(&scenario(counts[0], pairs, "10s", FLOW_TABLE));
+        let s = if flag("toml") {
+            parse(&scenario(counts[0], pairs, "10s", FLOW_TABLE))
+        } else {
+            let text = std::io::read_to_string(std::io::stdin()).expect("a scenario in JSON on stdin");
+            Scenario::from_json(&text).expect("valid")
+        };
+        run(s);
         println!("{}", peak_rss_kib().expect("VmHWM in /proc/self/status"));
         return;
     }
     if flag("once") {
         let n = counts.first().copied().unwrap_or(16);
-        let (build, run, events, delivered) = run(&scenario(n, pairs, &format!("{secs}s"), PROBES_OFF));
+        let probes = if flag("flows") { FLOW_TABLE } else { PROBES_OFF };
+        let (build, run, events, delivered) = run(parse(&scenario(n, pairs, &format!("{secs}s"), probes)));
         println!("{n} flow(s), {secs} s: build {build:.3} s, run {run:.3} s, {events} events, {delivered} packets");
         return;
     }
@@ -94,7 +125,7 @@ fn main() {
     );
     for &n in &counts {
         for pairs in [true, false] {
-            let (build, run, events, delivered) = run(&scenario(n, pairs, "10s", PROBES_OFF));
+            let (build, run, events, delivered) = run(parse(&scenario(n, pairs, "10s", PROBES_OFF)));
             let memory =
                 child_peak_kib(n, pairs).zip(child_peak_kib(0, pairs)).map_or("-".to_string(), |(peak, base)| {
                     format!("{:.0}", (peak as f64 - base as f64) * 1024.0 / n as f64)

@@ -117,7 +117,7 @@ impl World {
     fn flow_rows(&mut self, i: usize, in_flight: u64, rows: &mut Vec<FlowRow>) {
         let f = &self.flows[i];
         let group = f.dst.is_group();
-        let mut session = f.stats.clone();
+        let mut session = FlowStats::from(&f.stats);
         // Endpoint counters since the warm-up's end (`stats/warmup.rs`).
         let base = self.warmup_base.as_ref();
         let since = |e: u32, name: &str, v: u64| v.saturating_sub(base.map_or(0, |b| b.counter(e as usize, name)));
@@ -127,7 +127,7 @@ impl World {
         let mut per_receiver = Vec::new();
         for &(node, index) in &f.receivers {
             let e = &self.endpoints[index as usize];
-            session.merge_receiver(&e.stats);
+            session.merge_receiver(e.rx_stats());
             let mut own = Counters::default();
             e.ep.counters(&mut |name, v| {
                 counters.add(name, since(index, name, v));
@@ -140,7 +140,7 @@ impl World {
                     FlowStats { tx_packets: session.tx_packets, tx_bytes: session.tx_bytes, ..FlowStats::default() };
                 rx.first_tx = f.stats.first_tx;
                 rx.last_tx = f.stats.last_tx;
-                rx.merge_receiver(&e.stats);
+                rx.merge_receiver(e.rx_stats());
                 let name = self.nodes[node as usize].name.clone();
                 per_receiver.push((name, rx, own, app_bytes));
             }

@@ -4,7 +4,7 @@
 //! (node, flow) and direction.
 
 use crate::engine::Lane;
-use crate::stats::FlowStats;
+use crate::stats::{FlowStats, TxStats};
 use crate::world::{Event, World};
 use xlayer_proto::agents::CrossLayerInfo;
 use xlayer_proto::endpoint::{self, AppCommand, Endpoint};
@@ -45,7 +45,7 @@ pub(crate) struct FlowRt {
     pub app_bytes: Option<u64>,
     pub receivers: Vec<(u32, u32)>,
     /// Sender-side counters (sent data, received acknowledgements, drops).
-    pub stats: FlowStats,
+    pub stats: TxStats,
     /// Application bytes its receivers had at the last time-series sample.
     pub app_bytes_at_sample: u64,
     pub start: SimTime,
@@ -68,8 +68,17 @@ pub(crate) struct EndpointRt {
     /// How its wake-ups enter the fingerprint (tag 3 sender / 4 receiver, the flow, and
     /// the receiver's rank for receivers past the first).
     pub fingerprint_id: u64,
-    /// Receiver-side counters (received data, sent acknowledgements).
-    pub stats: FlowStats,
+    /// Receiver-side counters (received data, sent acknowledgements); `None` for the
+    /// sender, whose side the flow keeps (`FlowRt::stats`). Boxed, so an endpoint is one
+    /// cache line and a sender carries no receiving side.
+    pub stats: Option<Box<FlowStats>>,
+}
+
+impl EndpointRt {
+    /// A receiver's counters.
+    pub fn rx_stats(&self) -> &FlowStats {
+        self.stats.as_deref().expect("a receiving endpoint")
+    }
 }
 
 impl World {
@@ -101,7 +110,7 @@ impl World {
             declared_rate_bps: f.declared_rate_bps,
             sender,
             receivers,
-            stats: FlowStats::default(),
+            stats: TxStats::default(),
             app_bytes_at_sample: 0,
         });
         // A start drawn at or after the stop: the flow never starts.
@@ -136,7 +145,7 @@ impl World {
             role,
             ep,
             wake: SimTime::MAX,
-            stats: FlowStats::default(),
+            stats: (role > 0).then(Box::default),
             fingerprint_id: tag | (flow as u64) << 8 | rank << 40,
         });
         self.nodes[node as usize].endpoints.push(index);
@@ -159,11 +168,12 @@ impl World {
             Dir::Forward => {
                 let app_bytes = f.app_bytes;
                 let e = &mut self.endpoints[endpoint as usize];
-                e.stats.on_rx(now, pkt.size_bytes, pkt.sent_at, self.record_flows);
+                let stats = e.stats.as_deref_mut().expect("a receiving endpoint");
+                stats.on_rx(now, pkt.size_bytes, pkt.sent_at, self.record_flows);
                 e.ep.handle_packet(now, &pkt);
                 if let Some(n) = app_bytes {
-                    if e.stats.completed_at.is_none() && e.ep.app_delivered_bytes() >= n {
-                        e.stats.completed_at = Some(now);
+                    if stats.completed_at.is_none() && e.ep.app_delivered_bytes() >= n {
+                        stats.completed_at = Some(now);
                     }
                 }
             }
@@ -202,7 +212,10 @@ impl World {
             self.conservation.sent += 1;
             match dir {
                 Dir::Forward => self.flows[flow as usize].stats.on_tx(now, pkt.size_bytes),
-                Dir::Reverse => self.endpoints[endpoint as usize].stats.ack_tx_packets += 1,
+                Dir::Reverse => {
+                    let e = &mut self.endpoints[endpoint as usize];
+                    e.stats.as_deref_mut().expect("a receiving endpoint").ack_tx_packets += 1
+                }
             }
             self.route_from_source(pkt);
         }

@@ -76,6 +76,10 @@ impl Scenario {
 
     fn resolved(mut s: Scenario, base_dir: Option<&std::path::Path>) -> Result<Scenario, ScenarioError> {
         s.base_dir = base_dir.map(|d| d.to_path_buf());
+        // Parsing grew these by doubling; the scenario is kept for the run.
+        s.flows.shrink_to_fit();
+        s.links.shrink_to_fit();
+        s.nodes.shrink_to_fit();
         s.validate()?;
         Ok(s)
     }

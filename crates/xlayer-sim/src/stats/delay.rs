@@ -12,9 +12,11 @@
 //! The count, mean and maximum are exact. Sketches of several receivers merge without
 //! loss of that guarantee.
 //!
-//! Memory: the buckets a flow's delays span, allocated 128 at a time (1 KiB). One
-//! chunk covers delays within a factor e^(128·ln γ) ≈ 13 of each other; a flow whose
-//! delays range from 1 ms to 10 s needs 4 chunks. Every delay from 1 ns to 2^64 ns has
+//! Memory: the buckets a flow's delays span, allocated 16 at a time (128 bytes). One
+//! chunk covers delays within a factor e^(16·ln γ) ≈ 1.38 of each other; a flow whose
+//! delays range from 27 to 51 ms (a 25 ms path and a queue as long again) needs 3
+//! chunks (384 bytes), one whose delays range from 1 ms to 10 s needs 29. The reference
+//! crate allocates 128 buckets at a time: 1 KiB a flow, mostly empty. Every delay from 1 ns to 2^64 ns has
 //! its bucket (about 2,200 of them), so buckets never collapse and the guarantee holds.
 //!
 //! Buckets are those of the `sketches-ddsketch` crate (key ⌊ln v / ln γ⌋, value
@@ -27,7 +29,7 @@ use std::sync::OnceLock;
 pub const RELATIVE_ERROR: f64 = 0.01;
 
 /// Buckets allocated at a time.
-const CHUNK: usize = 128;
+const CHUNK: usize = 16;
 
 #[derive(Clone)]
 pub struct DelaySketch {
@@ -362,6 +364,7 @@ mod tests {
                 assert_eq!(o.quantile_ns(q), Some(reference_ns(&t, q, o.max_ns)), "merged, q {q}");
             }
         }
-        assert_eq!(o.heap_bytes(), t.length() * 8);
+        // Never more buckets than the reference holds.
+        assert!(o.heap_bytes() <= t.length() * 8, "{} > {}", o.heap_bytes(), t.length() * 8);
     }
 }

@@ -8,7 +8,7 @@
 //! What stays whole: a file transfer's completion time (always measured from its
 //! start), packets in flight at the end, and the conservation check (over the whole run).
 
-use super::FlowStats;
+use super::{FlowStats, TxStats};
 use crate::link::{DropCause, LinkMetrics, LinkModel};
 use crate::world::World;
 use xlayer_proto::SimTime;
@@ -47,10 +47,12 @@ impl World {
     pub(crate) fn end_warmup(&mut self) {
         let mut base = WarmupBase { at: self.now, ..WarmupBase::default() };
         for f in &mut self.flows {
-            restart(&mut f.stats);
+            f.stats = TxStats::default();
         }
         for e in &mut self.endpoints {
-            restart(&mut e.stats);
+            if let Some(s) = e.stats.as_deref_mut() {
+                restart(s);
+            }
             let mut c = Vec::new();
             e.ep.counters(&mut |name, v| c.push((name, v)));
             base.counters.push(c);

@@ -34,7 +34,8 @@ pub struct Cubic {
     /// Time of the previous ACK fed to `on_ack`.
     last_ack: Option<SimTime>,
     fast_convergence: bool,
-    hystart: Option<HyStart>,
+    /// Boxed: off by default, and a flow that uses it pays for it.
+    hystart: Option<Box<HyStart>>,
 }
 
 impl Cubic {
@@ -51,7 +52,7 @@ impl Cubic {
             cwnd_prior: 0.0,
             last_ack: None,
             fast_convergence: true,
-            hystart: cfg.hystart.then(|| HyStart::new(cfg)),
+            hystart: cfg.hystart.then(|| Box::new(HyStart::new(cfg))),
         }
     }
 

@@ -92,16 +92,18 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync {
 
 /// The controllers, dispatched statically.
 #[derive(Clone, Debug)]
+/// CUBIC's state is boxed: NewReno, the default, keeps the sender small (memory per flow
+/// at 10,000 flows).
 pub enum AnyCc {
     NewReno(NewReno),
-    Cubic(Cubic),
+    Cubic(Box<Cubic>),
 }
 
 impl AnyCc {
     pub fn new(cfg: &TcpConfig) -> Self {
         match cfg.congestion_control {
             CcKind::NewReno => AnyCc::NewReno(NewReno::new(cfg)),
-            CcKind::Cubic => AnyCc::Cubic(Cubic::new(cfg)),
+            CcKind::Cubic => AnyCc::Cubic(Box::new(Cubic::new(cfg))),
         }
     }
 

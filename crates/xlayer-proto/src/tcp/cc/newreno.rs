@@ -10,7 +10,8 @@ pub struct NewReno {
     mss: u64,
     cwnd: u64,
     ssthresh: u64,
-    hystart: Option<HyStart>,
+    /// Boxed: off by default, and a flow that uses it pays for it.
+    hystart: Option<Box<HyStart>>,
 }
 
 impl NewReno {
@@ -22,7 +23,7 @@ impl NewReno {
             cwnd: mss * u64::from(cfg.initial_cwnd_segments.max(1)),
             // RFC 5681 §3.1: initial ssthresh arbitrarily high.
             ssthresh: cfg.initial_ssthresh_bytes,
-            hystart: cfg.hystart.then(|| HyStart::new(cfg)),
+            hystart: cfg.hystart.then(|| Box::new(HyStart::new(cfg))),
         }
     }
 
