@@ -128,6 +128,10 @@ impl World {
     }
 
     /// Process every event due at or before `until` (capped at the run's end).
+    ///
+    /// Never inlined: the event loop's code then does not depend on its callers (inlined
+    /// into `finish`, its register allocation moved with unrelated changes there).
+    #[inline(never)]
     pub fn run_until(&mut self, until: SimTime) {
         let limit = until.min(self.end);
         if !self.cut_planned {
