@@ -251,7 +251,7 @@ impl JakesBank {
 
     /// Every path's power gain at `t_s` into `out` (`JakesGrid::gain` for each).
     pub fn gains(&mut self, t_s: f64, out: &mut [f64]) {
-        self.gains_with(t_s, out, bank_columns_body)
+        self.gains_with(t_s, out, super::lanes::bank_columns)
     }
 
     /// `gains`, with the generator-major pass done by `kernel` (a copy of
@@ -324,7 +324,7 @@ pub(super) struct BankColumns<'a> {
 }
 
 /// Every path's gain from a generator-major bank, generator by generator (each a loop
-/// over the paths).
+/// over the paths); compiled once per instruction set by `lanes`.
 #[inline(always)]
 pub(super) fn bank_columns_body(b: BankColumns<'_>) {
     let n = b.out.len();
@@ -490,7 +490,7 @@ impl TtiSampler {
         }
         let (n, l) = (self.n, &mut self.lanes);
         l.start(t_s, self.step_s);
-        tti_powers_body::<4>(l);
+        super::lanes::tti_powers(l);
         let sum: f64 = l
             .powers()
             .chunks_exact(l.padded)
@@ -592,7 +592,7 @@ impl TtiLanes {
 
 /// `TtiLanes::power` from the phasors at the first sub-step (see `TtiLanes`), `W`
 /// oscillators or sub-steps side by side (`W` divides `LANES`: as many as the registers
-/// hold without spilling).
+/// hold without spilling); compiled once per instruction set by `lanes`.
 #[inline(always)]
 pub(super) fn tti_powers_body<const W: usize>(l: &mut TtiLanes) {
     let (n, padded) = (l.n, l.padded);
