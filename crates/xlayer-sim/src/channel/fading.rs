@@ -144,7 +144,7 @@ pub struct JakesGrid {
     steps: u32,
 }
 
-/// Banks of fewer paths are stepped path by path.
+/// Banks of fewer paths are padded to 4 or 8 (see `JakesBank`).
 const SMALL_BANK: usize = 8;
 
 /// Grid steps between exact re-anchors.
@@ -186,9 +186,11 @@ impl JakesGrid {
 /// cell), sampled together on one grid: each path's gains are bit for bit those of its
 /// own `JakesGrid` asked for the same instants. The paths share ω_n and the amplitudes
 /// (only the phases θ_n differ), and the phasors are stored generator-major
-/// (`[n · paths + path]`), so one step of every path is a loop over paths the compiler
+/// (`[n · stride + path]`), so one step of every path is a loop over paths the compiler
 /// vectorises; each path's sum still adds its generators in order, so rounding is that
-/// of the single path.
+/// of the single path. Fewer than `SMALL_BANK` paths are padded to a stride of 4 or 8
+/// and stepped in fixed-width arrays (a loop over a handful of paths would not be
+/// vectorised); the padding lanes turn unit phasors nobody reads.
 #[derive(Clone, Debug)]
 pub struct JakesBank {
     paths: usize,
@@ -198,14 +200,15 @@ pub struct JakesBank {
     theta: Vec<f64>,
     dt: f64,
     turn: Vec<(f64, f64)>,
-    /// cos and sin of ω_n·t + θ_n at the last sample's `t`: generator-major
-    /// (`[n · paths + path]`), or path-major (`[path · generators + n]`) for fewer than
-    /// `SMALL_BANK` paths, whose generators are stepped path by path.
+    /// Paths, padded (see above).
+    stride: usize,
+    /// cos and sin of ω_n·t + θ_n at the last sample's `t`, generator-major
+    /// (`[n · stride + path]`).
     re: Vec<f64>,
     im: Vec<f64>,
     t: f64,
     steps: u32,
-    /// Scratch: each path's complex sum.
+    /// Scratch: each path's complex sum (`stride` of them).
     sum_re: Vec<f64>,
     sum_im: Vec<f64>,
 }
@@ -219,11 +222,13 @@ impl JakesBank {
             "a bank's paths share the Doppler frequency and generator count"
         );
         let (n, g) = (paths.len(), first.omega.len());
-        let theta = if n < SMALL_BANK {
-            paths.iter().flat_map(|p| p.theta.iter().copied()).collect()
-        } else {
-            (0..g).flat_map(|k| paths.iter().map(move |p| p.theta[k])).collect()
-        };
+        let stride = if n < SMALL_BANK { n.div_ceil(4) * 4 } else { n };
+        let mut theta = vec![0.0; g * stride];
+        for (p, path) in paths.iter().enumerate() {
+            for (k, &th) in path.theta.iter().enumerate() {
+                theta[k * stride + p] = th;
+            }
+        }
         let turn = first.omega.iter().map(|&w| (w * dt).sin_cos()).map(|(s, c)| (c, s)).collect();
         JakesBank {
             paths: n,
@@ -232,12 +237,13 @@ impl JakesBank {
             theta,
             dt,
             turn,
-            re: vec![1.0; n * g],
-            im: vec![0.0; n * g],
+            stride,
+            re: vec![1.0; g * stride],
+            im: vec![0.0; g * stride],
             t: 0.0,
             steps: 0,
-            sum_re: vec![0.0; n],
-            sum_im: vec![0.0; n],
+            sum_re: vec![0.0; stride],
+            sum_im: vec![0.0; stride],
         }
     }
 
@@ -265,10 +271,8 @@ impl JakesBank {
             true
         } else {
             if !(self.steps > 0 && t_s == self.t) {
-                let g = self.omega.len();
                 for (k, &w) in self.omega.iter().enumerate() {
-                    for p in 0..n {
-                        let i = if n < SMALL_BANK { p * g + k } else { k * n + p };
+                    for i in k * self.stride..k * self.stride + n {
                         let (s, c) = (w * t_s + self.theta[i]).sin_cos();
                         (self.re[i], self.im[i]) = (c, s);
                     }
@@ -278,25 +282,6 @@ impl JakesBank {
             false
         };
         self.t = t_s;
-        if n < SMALL_BANK {
-            // A few paths: a loop per path over its generators costs less than a short
-            // loop over the paths for every generator.
-            let g = self.omega.len();
-            let paths = self.re.chunks_exact_mut(g).zip(self.im.chunks_exact_mut(g));
-            for (out, (re, im)) in out.iter_mut().zip(paths) {
-                if rotate {
-                    for ((zr, zi), &(c, s)) in re.iter_mut().zip(im.iter_mut()).zip(&self.turn) {
-                        (*zr, *zi) = (*zr * c - *zi * s, *zi * c + *zr * s);
-                    }
-                }
-                let (mut sr, mut si) = (0.0, 0.0);
-                for (&zr, &(a, b)) in re.iter().zip(&self.amp) {
-                    (sr, si) = (sr + a * zr, si + b * zr);
-                }
-                *out = sr * sr + si * si;
-            }
-            return;
-        }
         kernel(BankColumns {
             re: &mut self.re,
             im: &mut self.im,
@@ -324,12 +309,18 @@ pub(super) struct BankColumns<'a> {
 }
 
 /// Every path's gain from a generator-major bank, generator by generator (each a loop
-/// over the paths); compiled once per instruction set by `lanes`.
+/// over the paths, or one fixed-width step for a small bank); compiled once per
+/// instruction set by `lanes`.
 #[inline(always)]
 pub(super) fn bank_columns_body(b: BankColumns<'_>) {
-    let n = b.out.len();
+    let stride = b.sum_re.len();
+    match stride {
+        4 => return bank_small::<4>(b),
+        8 => return bank_small::<8>(b),
+        _ => {}
+    }
     for (k, (&(c, s), &amp)) in b.turn.iter().zip(b.amp).enumerate() {
-        let range = k * n..(k + 1) * n;
+        let range = k * stride..(k + 1) * stride;
         let (re, im) = (&mut b.re[range.clone()], &mut b.im[range]);
         // The first generator starts each sum from 0, as `JakesGrid`'s fold does.
         let (sr, si) = (&mut b.sum_re[..], &mut b.sum_im[..]);
@@ -343,6 +334,42 @@ pub(super) fn bank_columns_body(b: BankColumns<'_>) {
     for ((g, &re), &im) in b.out.iter_mut().zip(b.sum_re.iter()).zip(b.sum_im.iter()) {
         *g = re * re + im * im;
     }
+}
+
+/// `bank_columns_body` for a bank padded to `P` paths: every step a fixed-width array.
+/// The sums start from 0 and add the generators in order, as `JakesGrid`'s fold does.
+#[inline(always)]
+fn bank_small<const P: usize>(b: BankColumns<'_>) {
+    let (sum_re, sum_im) = if b.rotate {
+        bank_small_pass::<P, true>(b.re, b.im, b.turn, b.amp)
+    } else {
+        bank_small_pass::<P, false>(b.re, b.im, b.turn, b.amp)
+    };
+    for ((g, &re), &im) in b.out.iter_mut().zip(sum_re.iter()).zip(sum_im.iter()) {
+        *g = re * re + im * im;
+    }
+}
+
+/// The generators of a small bank in order: turned (`ROTATE`), then added to the sums.
+#[inline(always)]
+fn bank_small_pass<const P: usize, const ROTATE: bool>(
+    re: &mut [f64],
+    im: &mut [f64],
+    turn: &[(f64, f64)],
+    amp: &[(f64, f64)],
+) -> ([f64; P], [f64; P]) {
+    let (mut sum_re, mut sum_im) = ([0.0; P], [0.0; P]);
+    let columns = re.chunks_exact_mut(P).zip(im.chunks_exact_mut(P));
+    for ((&(c, s), &(a, b)), (re, im)) in turn.iter().zip(amp).zip(columns) {
+        let (re, im): (&mut [f64; P], &mut [f64; P]) = (re.try_into().unwrap(), im.try_into().unwrap());
+        if ROTATE {
+            (*re, *im) =
+                (std::array::from_fn(|q| re[q] * c - im[q] * s), std::array::from_fn(|q| im[q] * c + re[q] * s));
+        }
+        (sum_re, sum_im) =
+            (std::array::from_fn(|q| sum_re[q] + a * re[q]), std::array::from_fn(|q| sum_im[q] + b * re[q]));
+    }
+    (sum_re, sum_im)
 }
 
 /// One generator of every path of a bank: turn its phasors (`ROTATE`) and add it to the
@@ -783,8 +810,8 @@ mod tests {
     #[test]
     fn a_bank_gives_each_path_the_bits_of_its_own_grid() {
         // Along the grid, across re-anchors, a repeated instant and a jump off the grid.
-        // 5 paths are stepped path by path, 11 generator by generator.
-        for count in [5, 11] {
+        // Padded small banks (1, 4: stride 4; 5, 7: stride 8), 8 and 11 paths.
+        for count in [1, 4, 5, 7, 8, 11] {
             bank_matches_grids(count);
         }
     }

@@ -95,8 +95,9 @@ mod tests {
             eprintln!("no AVX2 on this CPU: nothing to compare");
             return;
         }
-        // 13 paths: three full AVX2 vectors and one left over.
-        for count in [13] {
+        // Padded small banks (4 and 5 paths: strides 4 and 8); 13 paths: three full
+        // AVX2 vectors and one left over.
+        for count in [4, 5, 13] {
             let paths: Vec<JakesPath> =
                 (0..count).map(|j| JakesPath::new(60.0, 20, &mut stream(4, 0, &format!("l{j}")))).collect();
             let mut base = crate::channel::fading::JakesBank::new(&paths, 0.003);
