@@ -16,16 +16,11 @@
 use super::fading::{bank_columns_body, tti_powers_body, BankColumns, TtiLanes};
 
 /// Does this CPU run the AVX2 copies? (`std` caches the detection: one load a call.)
+/// Other architectures have only the baseline copies.
+#[cfg(target_arch = "x86_64")]
 #[inline]
 fn avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    std::arch::is_x86_feature_detected!("avx2")
 }
 
 /// One TTI's sub-step powers (`fading::tti_powers_body`).
@@ -60,7 +55,7 @@ unsafe fn bank_columns_avx2(b: BankColumns<'_>) {
     bank_columns_body(b)
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
     use crate::channel::fading::{JakesPath, Multipath};
