@@ -170,11 +170,13 @@ def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) ->
 def _column(values: Any) -> Any:
     """A native column for pandas, with the dtype pandas gives the same values as a list:
     a float buffer as a float64 array, a coded one (`native.arrow_array`) decoded in
-    Arrow; an empty one as an empty list."""
+    Arrow; an empty one as an empty list. The float array is a read-only view of the
+    buffer: `pd.DataFrame` copies a dict's arrays (into one block with the other float
+    columns), so copying it here first would copy it twice."""
     if not isinstance(values, Mapping):
         return values
     if "float64" in values:
-        return np.frombuffer(values["float64"], dtype=np.float64).copy() if values["float64"] else []
+        return np.frombuffer(values["float64"], dtype=np.float64) if values["float64"] else []
     return pd.Series(native.arrow_array(values), dtype="str") if values["codes"] else []
 
 

@@ -78,33 +78,6 @@ impl SosPath {
         let (re, im) = self.complex(t_s);
         re * re + im * im
     }
-
-    /// Per-oscillator rotation (cos, sin)(ω_n·step) for `mean_gain`.
-    fn rotations(&self, step_s: f64) -> Vec<(f64, f64)> {
-        self.omega.iter().map(|&w| (w * step_s).sin_cos()).map(|(s, c)| (c, s)).collect()
-    }
-
-    /// Mean of |h|² at t0 + (k + ½)·step, k = 0..n (midpoint rule). Each oscillator's
-    /// phasor is rotated by ω_n·step per sub-step, so a TTI costs one sin_cos per
-    /// oscillator instead of n cos; oscillators are the inner loop (independent updates).
-    fn mean_gain(&self, t0_s: f64, step_s: f64, n: usize, rot: &[(f64, f64)], buf: &mut Vec<(f64, f64)>) -> f64 {
-        buf.clear();
-        buf.extend(self.omega.iter().zip(&self.phase).map(|(&w, &p)| {
-            let (s, c) = (w * (t0_s + 0.5 * step_s) + p).sin_cos();
-            (c, s)
-        }));
-        let mut sum = 0.0;
-        for _ in 0..n {
-            let (mut re, mut im) = (0.0, 0.0);
-            for ((z, &(rc, rs)), &(a, b)) in buf.iter_mut().zip(rot).zip(&self.amp) {
-                re += a * z.0;
-                im += b * z.0;
-                *z = (z.0 * rc - z.1 * rs, z.1 * rc + z.0 * rs);
-            }
-            sum += re * re + im * im;
-        }
-        sum / n as f64
-    }
 }
 
 /// The CLAMP paper's generator (Andrew & Hanly §V-B) as corrected in protocol-notes §6.1:
@@ -171,7 +144,7 @@ pub struct JakesGrid {
     steps: u32,
 }
 
-/// Banks of fewer paths are stepped path by path.
+/// Banks of fewer paths are padded to 4 or 8 (see `JakesBank`).
 const SMALL_BANK: usize = 8;
 
 /// Grid steps between exact re-anchors.
@@ -213,9 +186,11 @@ impl JakesGrid {
 /// cell), sampled together on one grid: each path's gains are bit for bit those of its
 /// own `JakesGrid` asked for the same instants. The paths share ω_n and the amplitudes
 /// (only the phases θ_n differ), and the phasors are stored generator-major
-/// (`[n · paths + path]`), so one step of every path is a loop over paths the compiler
+/// (`[n · stride + path]`), so one step of every path is a loop over paths the compiler
 /// vectorises; each path's sum still adds its generators in order, so rounding is that
-/// of the single path.
+/// of the single path. Fewer than `SMALL_BANK` paths are padded to a stride of 4 or 8
+/// and stepped in fixed-width arrays (a loop over a handful of paths would not be
+/// vectorised); the padding lanes turn unit phasors nobody reads.
 #[derive(Clone, Debug)]
 pub struct JakesBank {
     paths: usize,
@@ -225,14 +200,15 @@ pub struct JakesBank {
     theta: Vec<f64>,
     dt: f64,
     turn: Vec<(f64, f64)>,
-    /// cos and sin of ω_n·t + θ_n at the last sample's `t`: generator-major
-    /// (`[n · paths + path]`), or path-major (`[path · generators + n]`) for fewer than
-    /// `SMALL_BANK` paths, whose generators are stepped path by path.
+    /// Paths, padded (see above).
+    stride: usize,
+    /// cos and sin of ω_n·t + θ_n at the last sample's `t`, generator-major
+    /// (`[n · stride + path]`).
     re: Vec<f64>,
     im: Vec<f64>,
     t: f64,
     steps: u32,
-    /// Scratch: each path's complex sum.
+    /// Scratch: each path's complex sum (`stride` of them).
     sum_re: Vec<f64>,
     sum_im: Vec<f64>,
 }
@@ -246,11 +222,13 @@ impl JakesBank {
             "a bank's paths share the Doppler frequency and generator count"
         );
         let (n, g) = (paths.len(), first.omega.len());
-        let theta = if n < SMALL_BANK {
-            paths.iter().flat_map(|p| p.theta.iter().copied()).collect()
-        } else {
-            (0..g).flat_map(|k| paths.iter().map(move |p| p.theta[k])).collect()
-        };
+        let stride = if n < SMALL_BANK { n.div_ceil(4) * 4 } else { n };
+        let mut theta = vec![0.0; g * stride];
+        for (p, path) in paths.iter().enumerate() {
+            for (k, &th) in path.theta.iter().enumerate() {
+                theta[k * stride + p] = th;
+            }
+        }
         let turn = first.omega.iter().map(|&w| (w * dt).sin_cos()).map(|(s, c)| (c, s)).collect();
         JakesBank {
             paths: n,
@@ -259,12 +237,13 @@ impl JakesBank {
             theta,
             dt,
             turn,
-            re: vec![1.0; n * g],
-            im: vec![0.0; n * g],
+            stride,
+            re: vec![1.0; g * stride],
+            im: vec![0.0; g * stride],
             t: 0.0,
             steps: 0,
-            sum_re: vec![0.0; n],
-            sum_im: vec![0.0; n],
+            sum_re: vec![0.0; stride],
+            sum_im: vec![0.0; stride],
         }
     }
 
@@ -278,6 +257,12 @@ impl JakesBank {
 
     /// Every path's power gain at `t_s` into `out` (`JakesGrid::gain` for each).
     pub fn gains(&mut self, t_s: f64, out: &mut [f64]) {
+        self.gains_with(t_s, out, super::lanes::bank_columns)
+    }
+
+    /// `gains`, with the generator-major pass done by `kernel` (a copy of
+    /// `bank_columns_body` for some instruction set).
+    pub(super) fn gains_with(&mut self, t_s: f64, out: &mut [f64], kernel: impl FnOnce(BankColumns<'_>)) {
         let n = self.paths;
         assert_eq!(out.len(), n, "one gain per path");
         let next = self.steps > 0 && self.steps < REANCHOR && ((t_s - self.t) - self.dt).abs() <= 1e-9 * self.dt;
@@ -286,10 +271,8 @@ impl JakesBank {
             true
         } else {
             if !(self.steps > 0 && t_s == self.t) {
-                let g = self.omega.len();
                 for (k, &w) in self.omega.iter().enumerate() {
-                    for p in 0..n {
-                        let i = if n < SMALL_BANK { p * g + k } else { k * n + p };
+                    for i in k * self.stride..k * self.stride + n {
                         let (s, c) = (w * t_s + self.theta[i]).sin_cos();
                         (self.re[i], self.im[i]) = (c, s);
                     }
@@ -299,41 +282,94 @@ impl JakesBank {
             false
         };
         self.t = t_s;
-        if n < SMALL_BANK {
-            // A few paths: a loop per path over its generators costs less than a short
-            // loop over the paths for every generator.
-            let g = self.omega.len();
-            let paths = self.re.chunks_exact_mut(g).zip(self.im.chunks_exact_mut(g));
-            for (out, (re, im)) in out.iter_mut().zip(paths) {
-                if rotate {
-                    for ((zr, zi), &(c, s)) in re.iter_mut().zip(im.iter_mut()).zip(&self.turn) {
-                        (*zr, *zi) = (*zr * c - *zi * s, *zi * c + *zr * s);
-                    }
-                }
-                let (mut sr, mut si) = (0.0, 0.0);
-                for (&zr, &(a, b)) in re.iter().zip(&self.amp) {
-                    (sr, si) = (sr + a * zr, si + b * zr);
-                }
-                *out = sr * sr + si * si;
-            }
-            return;
-        }
-        for (k, (&(c, s), &(a, b))) in self.turn.iter().zip(&self.amp).enumerate() {
-            let range = k * n..(k + 1) * n;
-            let (re, im) = (&mut self.re[range.clone()], &mut self.im[range]);
-            // The first generator starts each sum from 0, as `JakesGrid`'s fold does.
-            let (sr, si) = (&mut self.sum_re[..], &mut self.sum_im[..]);
-            match (rotate, k == 0) {
-                (true, true) => bank_step::<true, true>(re, im, sr, si, (c, s), (a, b)),
-                (true, false) => bank_step::<true, false>(re, im, sr, si, (c, s), (a, b)),
-                (false, true) => bank_step::<false, true>(re, im, sr, si, (c, s), (a, b)),
-                (false, false) => bank_step::<false, false>(re, im, sr, si, (c, s), (a, b)),
-            }
-        }
-        for ((g, &re), &im) in out.iter_mut().zip(&self.sum_re).zip(&self.sum_im) {
-            *g = re * re + im * im;
+        kernel(BankColumns {
+            re: &mut self.re,
+            im: &mut self.im,
+            sum_re: &mut self.sum_re,
+            sum_im: &mut self.sum_im,
+            turn: &self.turn,
+            amp: &self.amp,
+            rotate,
+            out,
+        });
+    }
+}
+
+/// One sample of a generator-major `JakesBank`: its phasors and sums, the step's turns
+/// and amplitudes, and where the gains go.
+pub(super) struct BankColumns<'a> {
+    re: &'a mut [f64],
+    im: &'a mut [f64],
+    sum_re: &'a mut [f64],
+    sum_im: &'a mut [f64],
+    turn: &'a [(f64, f64)],
+    amp: &'a [(f64, f64)],
+    rotate: bool,
+    out: &'a mut [f64],
+}
+
+/// Every path's gain from a generator-major bank, generator by generator (each a loop
+/// over the paths, or one fixed-width step for a small bank); compiled once per
+/// instruction set by `lanes`.
+#[inline(always)]
+pub(super) fn bank_columns_body(b: BankColumns<'_>) {
+    let stride = b.sum_re.len();
+    match stride {
+        4 => return bank_small::<4>(b),
+        8 => return bank_small::<8>(b),
+        _ => {}
+    }
+    for (k, (&(c, s), &amp)) in b.turn.iter().zip(b.amp).enumerate() {
+        let range = k * stride..(k + 1) * stride;
+        let (re, im) = (&mut b.re[range.clone()], &mut b.im[range]);
+        // The first generator starts each sum from 0, as `JakesGrid`'s fold does.
+        let (sr, si) = (&mut b.sum_re[..], &mut b.sum_im[..]);
+        match (b.rotate, k == 0) {
+            (true, true) => bank_step::<true, true>(re, im, sr, si, (c, s), amp),
+            (true, false) => bank_step::<true, false>(re, im, sr, si, (c, s), amp),
+            (false, true) => bank_step::<false, true>(re, im, sr, si, (c, s), amp),
+            (false, false) => bank_step::<false, false>(re, im, sr, si, (c, s), amp),
         }
     }
+    for ((g, &re), &im) in b.out.iter_mut().zip(b.sum_re.iter()).zip(b.sum_im.iter()) {
+        *g = re * re + im * im;
+    }
+}
+
+/// `bank_columns_body` for a bank padded to `P` paths: every step a fixed-width array.
+/// The sums start from 0 and add the generators in order, as `JakesGrid`'s fold does.
+#[inline(always)]
+fn bank_small<const P: usize>(b: BankColumns<'_>) {
+    let (sum_re, sum_im) = if b.rotate {
+        bank_small_pass::<P, true>(b.re, b.im, b.turn, b.amp)
+    } else {
+        bank_small_pass::<P, false>(b.re, b.im, b.turn, b.amp)
+    };
+    for ((g, &re), &im) in b.out.iter_mut().zip(sum_re.iter()).zip(sum_im.iter()) {
+        *g = re * re + im * im;
+    }
+}
+
+/// The generators of a small bank in order: turned (`ROTATE`), then added to the sums.
+#[inline(always)]
+fn bank_small_pass<const P: usize, const ROTATE: bool>(
+    re: &mut [f64],
+    im: &mut [f64],
+    turn: &[(f64, f64)],
+    amp: &[(f64, f64)],
+) -> ([f64; P], [f64; P]) {
+    let (mut sum_re, mut sum_im) = ([0.0; P], [0.0; P]);
+    let columns = re.chunks_exact_mut(P).zip(im.chunks_exact_mut(P));
+    for ((&(c, s), &(a, b)), (re, im)) in turn.iter().zip(amp).zip(columns) {
+        let (re, im): (&mut [f64; P], &mut [f64; P]) = (re.try_into().unwrap(), im.try_into().unwrap());
+        if ROTATE {
+            (*re, *im) =
+                (std::array::from_fn(|q| re[q] * c - im[q] * s), std::array::from_fn(|q| im[q] * c + re[q] * s));
+        }
+        (sum_re, sum_im) =
+            (std::array::from_fn(|q| sum_re[q] + a * re[q]), std::array::from_fn(|q| sum_im[q] + b * re[q]));
+    }
+    (sum_re, sum_im)
 }
 
 /// One generator of every path of a bank: turn its phasors (`ROTATE`) and add it to the
@@ -460,26 +496,165 @@ struct TtiSampler {
     /// Sub-samples per TTI and their spacing; 0 for Instantaneous.
     n: usize,
     step_s: f64,
-    /// Per path, per oscillator rotation by ω·step (TtiMean only).
-    rot: Vec<Vec<(f64, f64)>>,
-    buf: Vec<(f64, f64)>,
+    /// Every path's oscillators in path order (TtiMean only; boxed, so that a channel
+    /// without fading costs its enum little).
+    lanes: Box<TtiLanes>,
 }
 
 impl TtiSampler {
     fn new(channel: Multipath, tti_s: f64, sampling: SnrSampling) -> Self {
         let (n, step_s) = sub_steps(tti_s, sampling);
-        let rot = if n > 0 { channel.paths.iter().map(|p| p.rotations(step_s)).collect() } else { vec![] };
-        TtiSampler { channel, n, step_s, rot, buf: vec![] }
+        let lanes = Box::new(if n > 0 { TtiLanes::new(&channel, n, step_s) } else { TtiLanes::default() });
+        TtiSampler { channel, n, step_s, lanes }
     }
 
+    /// TtiMean: for each path, the mean of |h|² at t0 + (k + ½)·step, k = 0..n
+    /// (midpoint rule), then the mean over paths. Each oscillator's phasor is rotated by
+    /// ω·step per sub-step, so a TTI costs one `sin_cos` per oscillator instead of n `cos`.
     fn sample(&mut self, t_s: f64) -> f64 {
         if self.n == 0 {
             return self.channel.gain(t_s);
         }
-        let (n, step_s, buf) = (self.n, self.step_s, &mut self.buf);
-        let sum: f64 =
-            self.channel.paths.iter().zip(&self.rot).map(|(p, rot)| p.mean_gain(t_s, step_s, n, rot, buf)).sum();
+        let (n, l) = (self.n, &mut self.lanes);
+        l.start(t_s, self.step_s);
+        super::lanes::tti_powers(l);
+        let sum: f64 = l
+            .powers()
+            .chunks_exact(l.padded)
+            .map(|pw| {
+                let mut sum = 0.0;
+                for &x in &pw[..n] {
+                    sum += x;
+                }
+                sum / n as f64
+            })
+            .sum();
         sum / self.channel.paths.len() as f64
+    }
+}
+
+/// Oscillators turned together, and sub-steps summed together, in `tti_powers_body`:
+/// enough independent chains to fill two AVX registers (four SSE2 ones) per array.
+const LANES: usize = 8;
+
+type Lanes = [f64; LANES];
+
+/// A TTI's sub-steps laid out for vector loops. The phasors turn `LANES` oscillators at
+/// a time, sub-step by sub-step; each oscillator's cosines are kept in its own row
+/// (`cosines[i · padded + k]`), so that each path's sums over its oscillators then run
+/// for `LANES` sub-steps at a time. Every value goes through the same operations in the
+/// same order as a path stepped oscillator by oscillator and sub-step by sub-step (each
+/// sum adds the oscillators in order, from 0), so the result is bit for bit the same;
+/// only independent operations run side by side.
+#[derive(Clone, Debug, Default)]
+pub(super) struct TtiLanes {
+    /// Oscillators per path, sub-steps, sub-steps rounded up to `LANES`.
+    m: usize,
+    n: usize,
+    padded: usize,
+    /// Per oscillator (all paths, path-major): ω, start phase, amplitude (cos ψ, sin ψ).
+    omega: Vec<f64>,
+    phase: Vec<f64>,
+    amp_re: Vec<f64>,
+    amp_im: Vec<f64>,
+    /// (cos, sin)(ω·step) per block of `LANES` oscillators, the last padded with the
+    /// identity.
+    turn_c: Vec<Lanes>,
+    turn_s: Vec<Lanes>,
+    /// The phasors at the first sub-step, blocked like `turn_c`.
+    re: Vec<Lanes>,
+    im: Vec<Lanes>,
+    /// Each oscillator's cosine at each sub-step (past `n`: padding, never read).
+    cosines: Vec<f64>,
+    /// |h|² per path and sub-step (`[path · padded + k]`).
+    power: Vec<f64>,
+}
+
+impl TtiLanes {
+    pub(super) fn new(channel: &Multipath, n: usize, step_s: f64) -> Self {
+        let paths = &channel.paths;
+        let m = paths[0].omega.len();
+        assert!(paths.iter().all(|p| p.omega.len() == m), "every path has the same number of oscillators");
+        let padded = n.div_ceil(LANES) * LANES;
+        let blocks = (paths.len() * m).div_ceil(LANES);
+        let omega: Vec<f64> = paths.iter().flat_map(|p| p.omega.iter().copied()).collect();
+        let (mut turn_c, mut turn_s) = (vec![[1.0; LANES]; blocks], vec![[0.0; LANES]; blocks]);
+        for (i, &w) in omega.iter().enumerate() {
+            let (s, c) = (w * step_s).sin_cos();
+            (turn_c[i / LANES][i % LANES], turn_s[i / LANES][i % LANES]) = (c, s);
+        }
+        TtiLanes {
+            m,
+            n,
+            padded,
+            phase: paths.iter().flat_map(|p| p.phase.iter().copied()).collect(),
+            amp_re: paths.iter().flat_map(|p| p.amp.iter().map(|a| a.0)).collect(),
+            amp_im: paths.iter().flat_map(|p| p.amp.iter().map(|a| a.1)).collect(),
+            omega,
+            turn_c,
+            turn_s,
+            re: vec![[1.0; LANES]; blocks],
+            im: vec![[0.0; LANES]; blocks],
+            cosines: vec![0.0; blocks * LANES * padded],
+            power: vec![0.0; paths.len() * padded],
+        }
+    }
+
+    /// The phasors at the first sub-step of the TTI that starts at `t_s`.
+    pub(super) fn start(&mut self, t_s: f64, step_s: f64) {
+        let osc = self.omega.chunks(LANES).zip(self.phase.chunks(LANES));
+        for ((re, im), (omega, phase)) in self.re.iter_mut().zip(&mut self.im).zip(osc) {
+            for (((zr, zi), &w), &p) in re.iter_mut().zip(im.iter_mut()).zip(omega).zip(phase) {
+                let (s, c) = (w * (t_s + 0.5 * step_s) + p).sin_cos();
+                (*zr, *zi) = (c, s);
+            }
+        }
+    }
+
+    /// |h|² per path and sub-step (`[path · padded + k]`; past `n`, padding).
+    pub(super) fn powers(&self) -> &[f64] {
+        &self.power
+    }
+}
+
+/// `TtiLanes::power` from the phasors at the first sub-step (see `TtiLanes`), `W`
+/// oscillators or sub-steps side by side (`W` divides `LANES`: as many as the registers
+/// hold without spilling); compiled once per instruction set by `lanes`.
+#[inline(always)]
+pub(super) fn tti_powers_body<const W: usize>(l: &mut TtiLanes) {
+    let (n, padded) = (l.n, l.padded);
+    let blocks = l.re.iter().zip(&l.im).zip(l.turn_c.iter().zip(&l.turn_s));
+    for (((re, im), (c, s)), rows) in blocks.zip(l.cosines.chunks_exact_mut(LANES * padded)) {
+        for (h, rows) in rows.chunks_exact_mut(W * padded).enumerate() {
+            let part = |x: &Lanes| -> [f64; W] { std::array::from_fn(|q| x[h * W + q]) };
+            let (c, s, mut zr, mut zi) = (part(c), part(s), part(re), part(im));
+            let mut rows = rows.chunks_exact_mut(padded);
+            let mut rows: [&mut [f64]; W] = std::array::from_fn(|_| &mut rows.next().unwrap()[..n]);
+            for j in 0..n {
+                for (row, &x) in rows.iter_mut().zip(&zr) {
+                    row[j] = x;
+                }
+                (zr, zi) = (
+                    std::array::from_fn(|q| zr[q] * c[q] - zi[q] * s[q]),
+                    std::array::from_fn(|q| zi[q] * c[q] + zr[q] * s[q]),
+                );
+            }
+        }
+    }
+    for (p, power) in l.power.chunks_exact_mut(padded).enumerate() {
+        let osc = p * l.m..(p + 1) * l.m;
+        let (amp_re, amp_im) = (&l.amp_re[osc.clone()], &l.amp_im[osc.clone()]);
+        let rows = &l.cosines[osc.start * padded..osc.end * padded];
+        for (j, out) in power.chunks_exact_mut(W).enumerate() {
+            let (mut re, mut im) = ([0.0; W], [0.0; W]);
+            for ((&a, &b), row) in amp_re.iter().zip(amp_im).zip(rows.chunks_exact(padded)) {
+                let c: &[f64; W] = row[j * W..(j + 1) * W].try_into().unwrap();
+                (re, im) = (std::array::from_fn(|q| re[q] + a * c[q]), std::array::from_fn(|q| im[q] + b * c[q]));
+            }
+            for (q, x) in out.iter_mut().enumerate() {
+                *x = re[q] * re[q] + im[q] * im[q];
+            }
+        }
     }
 }
 
@@ -635,8 +810,8 @@ mod tests {
     #[test]
     fn a_bank_gives_each_path_the_bits_of_its_own_grid() {
         // Along the grid, across re-anchors, a repeated instant and a jump off the grid.
-        // 5 paths are stepped path by path, 11 generator by generator.
-        for count in [5, 11] {
+        // Padded small banks (1, 4: stride 4; 5, 7: stride 8), 8 and 11 paths.
+        for count in [1, 4, 5, 7, 8, 11] {
             bank_matches_grids(count);
         }
     }
@@ -660,12 +835,56 @@ mod tests {
         }
     }
 
+    /// TtiMean as it was computed path by path: each path's phasors turned one
+    /// sub-step at a time, oscillators the inner loop.
+    fn tti_mean_path_by_path(channel: &Multipath, t0_s: f64, step_s: f64, n: usize) -> f64 {
+        let mean_gain = |p: &SosPath| {
+            let rot: Vec<(f64, f64)> = p.omega.iter().map(|&w| (w * step_s).sin_cos()).map(|(s, c)| (c, s)).collect();
+            let mut z: Vec<(f64, f64)> = p
+                .omega
+                .iter()
+                .zip(&p.phase)
+                .map(|(&w, &ph)| {
+                    let (s, c) = (w * (t0_s + 0.5 * step_s) + ph).sin_cos();
+                    (c, s)
+                })
+                .collect();
+            let mut sum = 0.0;
+            for _ in 0..n {
+                let (mut re, mut im) = (0.0, 0.0);
+                for ((z, &(rc, rs)), &(a, b)) in z.iter_mut().zip(&rot).zip(&p.amp) {
+                    re += a * z.0;
+                    im += b * z.0;
+                    *z = (z.0 * rc - z.1 * rs, z.1 * rc + z.0 * rs);
+                }
+                sum += re * re + im * im;
+            }
+            sum / n as f64
+        };
+        let sum: f64 = channel.paths.iter().map(mean_gain).sum();
+        sum / channel.paths.len() as f64
+    }
+
     #[test]
-    fn mean_gain_matches_direct_evaluation() {
-        let mut rng = stream(3, 0, "fading:unit");
-        let p = SosPath::new(5.0, 20, &mut rng);
-        let direct = (0..20).map(|k| p.gain(123.4 + (k as f64 + 0.5) * 0.001)).sum::<f64>() / 20.0;
-        let fast = p.mean_gain(123.4, 0.001, 20, &p.rotations(0.001), &mut Vec::new());
+    fn tti_mean_gives_the_bits_of_the_path_by_path_loop() {
+        // Koga's 2 paths at 20 sub-steps of 1 ms; sub-steps and paths that pad the lanes.
+        for (paths, tti, step) in [(2, 0.020, 0.001), (1, 0.010, 0.001), (3, 0.020, 0.0029), (2, 0.002, 0.002)] {
+            let channel = Multipath::new(paths, 5.0, FRAME_ERROR_OSCILLATORS, &mut stream(3, 0, "fading:unit"));
+            let (n, step_s) = sub_steps(tti, SnrSampling::TtiMean { step_s: step });
+            let mut sampler = TtiSampler::new(channel.clone(), tti, SnrSampling::TtiMean { step_s: step });
+            for k in 0..500u64 {
+                let t = k as f64 * 0.137 + 1e3 * (k % 7) as f64;
+                let want = tti_mean_path_by_path(&channel, t, step_s, n);
+                assert_eq!(sampler.sample(t).to_bits(), want.to_bits(), "{paths} paths, {n} sub-steps, t = {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn tti_mean_matches_direct_evaluation() {
+        let channel = Multipath::new(1, 5.0, 20, &mut stream(3, 0, "fading:unit"));
+        let direct = (0..20).map(|k| channel.gain(123.4 + (k as f64 + 0.5) * 0.001)).sum::<f64>() / 20.0;
+        let fast = TtiSampler::new(channel, 0.020, SnrSampling::TtiMean { step_s: 0.001 }).sample(123.4);
         assert!((direct - fast).abs() < 1e-9, "{direct} {fast}");
     }
 }

@@ -1,4 +1,5 @@
 //! Channel models: what happens to a packet between the two ends of a link.
 
 pub mod fading;
+mod lanes;
 pub mod loss;
