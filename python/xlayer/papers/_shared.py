@@ -103,16 +103,18 @@ def reproduce(out_dir: Path, quick: bool, workers: int, experiments: Any,
 
 
 def rows(df: pd.DataFrame, experiment: str, variant: str | None = None, x: float | None = None,
-         flow: str | None = None) -> pd.DataFrame:
-    """The results of one experiment, narrowed to a variant, an x value and a flow where
-    given."""
+         **columns: str | None) -> pd.DataFrame:
+    """The results of one experiment, narrowed to a variant, an x value (equal to within
+    rounding: x values are grid points, some computed) and other columns' values (e.g.
+    `flow=`, `aal=`) where given."""
     d = df[df.experiment == experiment]
     if variant is not None:
         d = d[d.variant == variant]
     if x is not None:
-        d = d[d.x == x]
-    if flow is not None:
-        d = d[d.flow == flow]
+        d = d[np.isclose(d.x, x, rtol=1e-9, atol=0.0)]
+    for name, value in columns.items():
+        if value is not None:
+            d = d[d[name] == value]
     return d
 
 

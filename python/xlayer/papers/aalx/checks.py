@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from .._shared import Check, ci
 from .._shared import fmt as _fmt
+from .._shared import rows as shared_rows
 from . import experiments as ex
 from . import paper
 from .lopt import lopt_table
@@ -22,14 +22,8 @@ def fmt(c: dict[str, float], digits: int = 3) -> str:
 
 def rows(df: pd.DataFrame, experiment: str, variant: str | None = None, aal: str | None = None,
          x: float | None = None) -> pd.DataFrame:
-    d = df[df.experiment == experiment]
-    if variant is not None:
-        d = d[d.variant == variant]
-    if aal is not None:
-        d = d[d.aal == aal]
-    if x is not None:
-        d = d[np.isclose(d.x, x, rtol=1e-9, atol=0.0)]
-    return d
+    """`_shared.rows` with the AAL beside the variant, as the tables read them."""
+    return shared_rows(df, experiment, variant, x, aal=aal)
 
 
 def norm(df: pd.DataFrame, variant: str, aal: str, cer: float, experiment: str = "fig4") -> dict[str, float]:
