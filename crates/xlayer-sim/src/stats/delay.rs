@@ -16,8 +16,9 @@
 //! chunk covers delays within a factor e^(16·ln γ) ≈ 1.38 of each other; a flow whose
 //! delays range from 27 to 51 ms (a 25 ms path and a queue as long again) needs 3
 //! chunks (384 bytes), one whose delays range from 1 ms to 10 s needs 29. The reference
-//! crate allocates 128 buckets at a time: 1 KiB a flow, mostly empty. Every delay from 1 ns to 2^64 ns has
-//! its bucket (about 2,200 of them), so buckets never collapse and the guarantee holds.
+//! crate allocates 128 buckets at a time: 1 KiB a flow, mostly empty. Every delay from
+//! 1 ns to 2^64 ns has its bucket (about 2,200 of them), so buckets never collapse and the
+//! guarantee holds.
 //!
 //! Buckets are those of the `sketches-ddsketch` crate (key ⌊ln v / ln γ⌋, value
 //! e^(k·ln γ)·2γ/(γ + 1), rank ⌊q·(n − 1)⌋), so the percentiles are the ones it gives;
