@@ -46,6 +46,9 @@ pub(crate) struct LinkRt {
     /// It is some link's only input.
     pub feeds_alone: bool,
     pub model: AnyLink,
+    /// `model.reports_capacity_or_gauges()`, asked once at build: the sampler reads it
+    /// for every link direction at every instant.
+    pub reports_capacity_or_gauges: bool,
     /// Bytes that crossed it by cut-through, until the time series counts them (only
     /// with the series on).
     pub landed_later: LaterBytes,

@@ -10,7 +10,7 @@ use super::ScenarioError;
 use crate::channel::loss::{LossModel, LossProcess};
 use crate::engine::{stream, EventQueue, Fingerprint, Lane};
 use crate::link::trace::TraceLink;
-use crate::link::{AnyLink, DropCause, LinkContext, WiredDir};
+use crate::link::{AnyLink, DropCause, LinkContext, LinkModel, WiredDir};
 use crate::net::{Group, Groups, LinkRt, NodeRt, MANY_INPUTS};
 use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::{Framing, PcapWriter};
@@ -187,6 +187,7 @@ fn link_rt(link: &str, direction: String, model: AnyLink, tag: u64, component: u
         entity: format!("{link}:{direction}"),
         link: link.to_string(),
         direction,
+        reports_capacity_or_gauges: model.reports_capacity_or_gauges(),
         model,
         wake: SimTime::MAX,
         fingerprint_id: tag | (component as u64) << 8,

@@ -210,6 +210,25 @@ impl EntityLog {
         }
     }
 
+    /// Several values in a row, as `push` of each in turn: one layout compare per name
+    /// and one capacity check for them all (a link direction's queue and throughput).
+    #[inline]
+    pub fn push_all<const N: usize>(&mut self, names: &[&'static str; N], values: [f64; N]) {
+        let follows = self
+            .run
+            .layout
+            .get(self.pos..self.pos + N)
+            .is_some_and(|layout| layout.iter().zip(names).fold(true, |same, (&a, &b)| same & std::ptr::eq(a, b)));
+        if follows {
+            self.run.values.extend_from_slice(&values);
+            self.pos += N;
+        } else {
+            for (&name, value) in names.iter().zip(values) {
+                self.push(name, value);
+            }
+        }
+    }
+
     /// A value that does not follow the layout: the run's first instant, a name of the
     /// same text from another literal, or a change of metrics.
     #[cold]
@@ -390,6 +409,36 @@ mod tests {
         let held: usize = e.done.iter().chain([&e.run]).map(|r| r.values.capacity()).sum();
         assert_eq!((e.done.len() + 1, log.len()), (n, n + n / 2));
         assert!(held <= 2 * log.len(), "{held} values held for {}", log.len());
+    }
+
+    #[test]
+    fn values_in_a_row_are_written_as_pushed_one_by_one() {
+        // The row's names follow the layout, start it, differ from it, and overrun it.
+        let rows: [(&[(&'static str, f64)], [&'static str; 2]); 4] = [
+            (&[], ["queue_bytes", "throughput_bps"]),
+            (&[], ["queue_bytes", "throughput_bps"]),
+            (&[], ["queue_bytes", "capacity_bps"]),
+            (&[("margin_db", 1.0)], ["queue_bytes", "throughput_bps"]),
+        ];
+        let (mut by_row, mut by_one) = (SeriesLog::default(), SeriesLog::default());
+        for (t, (before, names)) in rows.iter().enumerate() {
+            for log in [&mut by_row, &mut by_one] {
+                log.instant(t as f64, rows.len() - t);
+            }
+            let (a, b) = (by_row.entity(0), by_one.entity(0));
+            for &(name, v) in *before {
+                a.push(name, v);
+                b.push(name, v);
+            }
+            let values = [t as f64, -(t as f64)];
+            a.push_all(names, values);
+            names.iter().zip(values).for_each(|(&n, v)| b.push(n, v));
+            a.end();
+            b.end();
+        }
+        let (a, b) = (by_row.into_series(), by_one.into_series());
+        assert_eq!((a.entity, a.metric, a.value), (b.entity, b.metric, b.value));
+        assert_eq!(a.metric_names, ["queue_bytes", "throughput_bps", "capacity_bps", "margin_db"]);
     }
 
     #[test]

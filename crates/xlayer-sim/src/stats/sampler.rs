@@ -33,11 +33,9 @@ impl World {
             l.bytes_since_sample += l.landed_later.take_until(self.now);
             let w = self.series.entity(base + i);
             let (packets, bytes) = l.model.queue(self.now);
-            w.push("queue_bytes", bytes as f64);
-            w.push("queue_packets", packets as f64);
             let bps = l.bytes_since_sample as f64 * 8.0 / seconds;
-            w.push("throughput_bps", bps);
-            if l.model.reports_capacity_or_gauges() {
+            w.push_all(&["queue_bytes", "queue_packets", "throughput_bps"], [bytes as f64, packets as f64, bps]);
+            if l.reports_capacity_or_gauges {
                 let from = SimTime(self.now.0.saturating_sub(interval.0));
                 if let Some(bytes) = l.model.capacity_bytes_between(from, self.now) {
                     w.push("capacity_bps", bytes as f64 * 8.0 / seconds);
