@@ -58,13 +58,26 @@ pub(crate) struct Watchdog {
     instant: SimTime,
     count: u64,
     limit: u64,
+    /// Events at one instant after which each is tallied: `limit - TALLY_WINDOW`.
+    tally_after: u64,
+    /// The instant the tally counts (it is cleared when a storm starts at another one,
+    /// so a quiet event costs nothing for it).
+    tally_instant: SimTime,
     tally: BTreeMap<Component, u64>,
     stall: Option<Stall>,
 }
 
 impl Default for Watchdog {
     fn default() -> Self {
-        Watchdog { instant: SimTime::ZERO, count: 0, limit: INSTANT_EVENT_LIMIT, tally: BTreeMap::new(), stall: None }
+        Watchdog {
+            instant: SimTime::ZERO,
+            count: 0,
+            limit: INSTANT_EVENT_LIMIT,
+            tally_after: INSTANT_EVENT_LIMIT - TALLY_WINDOW,
+            tally_instant: SimTime::ZERO,
+            tally: BTreeMap::new(),
+            stall: None,
+        }
     }
 }
 
@@ -75,13 +88,13 @@ impl Watchdog {
         if t != self.instant {
             self.instant = t;
             self.count = 0;
-            // Only a storm fills the tally; clearing an empty map still costs a call.
-            if !self.tally.is_empty() {
-                self.tally.clear();
-            }
         }
         self.count += 1;
-        self.count + TALLY_WINDOW > self.limit
+        self.count > self.tally_after
+    }
+
+    fn set_limit(&mut self, limit: u64) {
+        (self.limit, self.tally_after) = (limit, limit.saturating_sub(TALLY_WINDOW));
     }
 }
 
@@ -97,6 +110,10 @@ impl World {
             Event::Sample | Event::Warmup => Component::Sampler,
         };
         let w = &mut self.watchdog;
+        if w.tally_instant != w.instant {
+            w.tally_instant = w.instant;
+            w.tally.clear();
+        }
         *w.tally.entry(c).or_default() += 1;
         if w.count <= w.limit {
             return false;
@@ -109,7 +126,7 @@ impl World {
                 busiest.iter().take(3).map(|&(c, n)| format!("{} ({}%)", self.describe(c), n * 100 / total)).collect();
             self.watchdog.stall = Some(Stall { time: self.now, events: self.watchdog.limit, components });
             // Every later event, at any instant, now reaches this check and stops the run.
-            self.watchdog.limit = 0;
+            self.watchdog.set_limit(0);
         }
         true
     }
@@ -142,7 +159,7 @@ impl World {
     /// stopped run stays stopped.
     pub fn set_instant_event_limit(&mut self, limit: u64) {
         if self.watchdog.stall.is_none() {
-            self.watchdog.limit = limit.max(1);
+            self.watchdog.set_limit(limit.max(1));
         }
     }
 }
@@ -153,7 +170,8 @@ mod tests {
 
     #[test]
     fn counts_restart_when_time_advances() {
-        let mut w = Watchdog { limit: TALLY_WINDOW + 2, ..Watchdog::default() };
+        let mut w = Watchdog::default();
+        w.set_limit(TALLY_WINDOW + 2);
         assert!(!w.tick(SimTime(5)) && !w.tick(SimTime(5)));
         assert!(w.tick(SimTime(5)), "the third event at t = 5 enters the tally window");
         assert!(!w.tick(SimTime(6)), "a new instant starts a new count");
