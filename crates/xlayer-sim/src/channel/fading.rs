@@ -7,6 +7,7 @@
 //! the draws made from `rng` in `new` (draw order documented on each constructor).
 
 use crate::engine::{stream, uniform, Rng};
+use std::cell::RefCell;
 use std::f64::consts::PI;
 use std::sync::Mutex;
 
@@ -517,19 +518,60 @@ impl TtiSampler {
         }
         let (n, l) = (self.n, &mut self.lanes);
         l.start(t_s, self.step_s);
-        super::lanes::tti_powers(l);
-        let sum: f64 = l
-            .powers()
-            .chunks_exact(l.padded)
-            .map(|pw| {
-                let mut sum = 0.0;
-                for &x in &pw[..n] {
-                    sum += x;
-                }
-                sum / n as f64
-            })
-            .sum();
+        let sum: f64 = TTI_SCRATCH.with_borrow_mut(|scratch| {
+            scratch.fit(l);
+            super::lanes::tti_powers(l, scratch);
+            scratch
+                .power
+                .chunks_exact(l.padded)
+                .take(self.channel.paths.len())
+                .map(|pw| {
+                    let mut sum = 0.0;
+                    for &x in &pw[..n] {
+                        sum += x;
+                    }
+                    sum / n as f64
+                })
+                .sum()
+        });
         sum / self.channel.paths.len() as f64
+    }
+}
+
+thread_local! {
+    /// The TTI being sampled, shared by every sampler of the thread: a W-CDMA cell of
+    /// 1,000 mobiles writes its fading through one buffer that stays in cache, where a
+    /// buffer of its own (8 KB a mobile for Koga's channel) was evicted before its
+    /// mobile's next TTI. Each TTI writes what it reads first, so sharing changes no bit.
+    static TTI_SCRATCH: RefCell<TtiScratch> = RefCell::default();
+}
+
+/// Scratch of `tti_powers_body`: each oscillator's cosine at each sub-step
+/// (`cosines[i · padded + k]`), then |h|² per path and sub-step (`power[path · padded + k]`).
+/// Entries past a TTI's `n` sub-steps are padding: written by no one, read into the
+/// padding of `power` only, which no one reads.
+#[derive(Debug, Default)]
+pub(super) struct TtiScratch {
+    cosines: Vec<f64>,
+    power: Vec<f64>,
+}
+
+impl TtiScratch {
+    /// Room for `l`'s layout (never shrinks: samplers of other layouts share it).
+    pub(super) fn fit(&mut self, l: &TtiLanes) {
+        let (cosines, power) = (l.re.len() * LANES * l.padded, l.amp_re.len() / l.m.max(1) * l.padded);
+        if self.cosines.len() < cosines {
+            self.cosines.resize(cosines, 0.0);
+        }
+        if self.power.len() < power {
+            self.power.resize(power, 0.0);
+        }
+    }
+
+    /// |h|² per path and sub-step (`[path · padded + k]`; past `n`, padding).
+    #[cfg(test)]
+    pub(super) fn powers(&self, l: &TtiLanes) -> &[f64] {
+        &self.power[..l.amp_re.len() / l.m.max(1) * l.padded]
     }
 }
 
@@ -564,10 +606,6 @@ pub(super) struct TtiLanes {
     /// The phasors at the first sub-step, blocked like `turn_c`.
     re: Vec<Lanes>,
     im: Vec<Lanes>,
-    /// Each oscillator's cosine at each sub-step (past `n`: padding, never read).
-    cosines: Vec<f64>,
-    /// |h|² per path and sub-step (`[path · padded + k]`).
-    power: Vec<f64>,
 }
 
 impl TtiLanes {
@@ -595,8 +633,6 @@ impl TtiLanes {
             turn_s,
             re: vec![[1.0; LANES]; blocks],
             im: vec![[0.0; LANES]; blocks],
-            cosines: vec![0.0; blocks * LANES * padded],
-            power: vec![0.0; paths.len() * padded],
         }
     }
 
@@ -610,21 +646,17 @@ impl TtiLanes {
             }
         }
     }
-
-    /// |h|² per path and sub-step (`[path · padded + k]`; past `n`, padding).
-    pub(super) fn powers(&self) -> &[f64] {
-        &self.power
-    }
 }
 
 /// `TtiLanes::power` from the phasors at the first sub-step (see `TtiLanes`), `W`
 /// oscillators or sub-steps side by side (`W` divides `LANES`: as many as the registers
 /// hold without spilling); compiled once per instruction set by `lanes`.
 #[inline(always)]
-pub(super) fn tti_powers_body<const W: usize>(l: &mut TtiLanes) {
+pub(super) fn tti_powers_body<const W: usize>(l: &TtiLanes, scratch: &mut TtiScratch) {
     let (n, padded) = (l.n, l.padded);
+    let TtiScratch { cosines, power } = scratch;
     let blocks = l.re.iter().zip(&l.im).zip(l.turn_c.iter().zip(&l.turn_s));
-    for (((re, im), (c, s)), rows) in blocks.zip(l.cosines.chunks_exact_mut(LANES * padded)) {
+    for (((re, im), (c, s)), rows) in blocks.zip(cosines.chunks_exact_mut(LANES * padded)) {
         for (h, rows) in rows.chunks_exact_mut(W * padded).enumerate() {
             let part = |x: &Lanes| -> [f64; W] { std::array::from_fn(|q| x[h * W + q]) };
             let (c, s, mut zr, mut zi) = (part(c), part(s), part(re), part(im));
@@ -641,10 +673,11 @@ pub(super) fn tti_powers_body<const W: usize>(l: &mut TtiLanes) {
             }
         }
     }
-    for (p, power) in l.power.chunks_exact_mut(padded).enumerate() {
+    let paths = l.amp_re.len() / l.m;
+    for (p, power) in power.chunks_exact_mut(padded).take(paths).enumerate() {
         let osc = p * l.m..(p + 1) * l.m;
         let (amp_re, amp_im) = (&l.amp_re[osc.clone()], &l.amp_im[osc.clone()]);
-        let rows = &l.cosines[osc.start * padded..osc.end * padded];
+        let rows = &cosines[osc.start * padded..osc.end * padded];
         for (j, out) in power.chunks_exact_mut(W).enumerate() {
             let (mut re, mut im) = ([0.0; W], [0.0; W]);
             for ((&a, &b), row) in amp_re.iter().zip(amp_im).zip(rows.chunks_exact(padded)) {

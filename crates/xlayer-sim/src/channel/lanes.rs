@@ -13,7 +13,7 @@
 //! 90.1 M → 68.1 M (−24%).
 #![allow(unsafe_code)]
 
-use super::fading::{bank_columns_body, tti_powers_body, BankColumns, TtiLanes};
+use super::fading::{bank_columns_body, tti_powers_body, BankColumns, TtiLanes, TtiScratch};
 
 /// Does this CPU run the AVX2 copies? (`std` caches the detection: one load a call.)
 /// Other architectures have only the baseline copies.
@@ -24,19 +24,19 @@ fn avx2() -> bool {
 }
 
 /// One TTI's sub-step powers (`fading::tti_powers_body`).
-pub(super) fn tti_powers(l: &mut TtiLanes) {
+pub(super) fn tti_powers(l: &TtiLanes, scratch: &mut TtiScratch) {
     #[cfg(target_arch = "x86_64")]
     if avx2() {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { tti_powers_avx2(l) };
+        return unsafe { tti_powers_avx2(l, scratch) };
     }
-    tti_powers_body::<4>(l)
+    tti_powers_body::<4>(l, scratch)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn tti_powers_avx2(l: &mut TtiLanes) {
-    tti_powers_body::<8>(l)
+unsafe fn tti_powers_avx2(l: &TtiLanes, scratch: &mut TtiScratch) {
+    tti_powers_body::<8>(l, scratch)
 }
 
 /// One step of a generator-major bank (`fading::bank_columns_body`).
@@ -72,14 +72,17 @@ mod tests {
         // 2 paths × 20 oscillators, 20 sub-steps (Koga's); 3 × 20 with 7 (padding).
         for (paths, n, step) in [(2, 20, 0.001), (3, 7, 0.0029), (1, 1, 0.01)] {
             let channel = Multipath::new(paths, 5.0, 20, &mut stream(9, 0, "lanes"));
-            let mut base = TtiLanes::new(&channel, n, step);
+            let mut lanes = TtiLanes::new(&channel, n, step);
+            let (mut base, mut fast) = (TtiScratch::default(), TtiScratch::default());
+            base.fit(&lanes);
+            fast.fit(&lanes);
             for t in [0.0, 1.25, 61.7, 3_000.0] {
-                base.start(t, step);
-                let mut fast = base.clone();
-                tti_powers_body::<4>(&mut base);
+                lanes.start(t, step);
+                tti_powers_body::<4>(&lanes, &mut base);
                 // SAFETY: the CPU has AVX2 (checked above).
-                unsafe { tti_powers_avx2(&mut fast) };
-                assert_eq!(bits(base.powers()), bits(fast.powers()), "{paths} paths, {n} sub-steps, t = {t}");
+                unsafe { tti_powers_avx2(&lanes, &mut fast) };
+                let (a, b) = (base.powers(&lanes), fast.powers(&lanes));
+                assert_eq!(bits(a), bits(b), "{paths} paths, {n} sub-steps, t = {t}");
             }
         }
     }
