@@ -414,7 +414,9 @@ mod tests {
     #[test]
     fn values_in_a_row_are_written_as_pushed_one_by_one() {
         // The row's names follow the layout, start it, differ from it, and overrun it.
-        let rows: [(&[(&'static str, f64)], [&'static str; 2]); 4] = [
+        // Per instant: values pushed one by one first, then the row's names.
+        type Instant = (&'static [(&'static str, f64)], [&'static str; 2]);
+        let rows: [Instant; 4] = [
             (&[], ["queue_bytes", "throughput_bps"]),
             (&[], ["queue_bytes", "throughput_bps"]),
             (&[], ["queue_bytes", "capacity_bps"]),
