@@ -516,10 +516,10 @@ impl TtiSampler {
         if self.n == 0 {
             return self.channel.gain(t_s);
         }
-        let (n, l) = (self.n, &mut self.lanes);
-        l.start(t_s, self.step_s);
+        let (n, l) = (self.n, &self.lanes);
         let sum: f64 = TTI_SCRATCH.with_borrow_mut(|scratch| {
             scratch.fit(l);
+            l.start(t_s, self.step_s, scratch);
             super::lanes::tti_powers(l, scratch);
             scratch
                 .power
@@ -546,12 +546,16 @@ thread_local! {
     static TTI_SCRATCH: RefCell<TtiScratch> = RefCell::default();
 }
 
-/// Scratch of `tti_powers_body`: each oscillator's cosine at each sub-step
-/// (`cosines[i · padded + k]`), then |h|² per path and sub-step (`power[path · padded + k]`).
-/// Entries past a TTI's `n` sub-steps are padding: written by no one, read into the
-/// padding of `power` only, which no one reads.
+/// What a TTI computes on its way (`TtiLanes::start`, `tti_powers_body`): the phasors at
+/// the first sub-step, blocked like `TtiLanes::turn_c`; each oscillator's cosine at each
+/// sub-step (`cosines[i · padded + k]`); then |h|² per path and sub-step
+/// (`power[path · padded + k]`). Entries past a TTI's `n` sub-steps are padding: written
+/// by no one, read into the padding of `power` only, which no one reads; the phasors of
+/// the last block's padding lanes turn unread.
 #[derive(Debug, Default)]
 pub(super) struct TtiScratch {
+    re: Vec<Lanes>,
+    im: Vec<Lanes>,
     cosines: Vec<f64>,
     power: Vec<f64>,
 }
@@ -559,7 +563,12 @@ pub(super) struct TtiScratch {
 impl TtiScratch {
     /// Room for `l`'s layout (never shrinks: samplers of other layouts share it).
     pub(super) fn fit(&mut self, l: &TtiLanes) {
-        let (cosines, power) = (l.re.len() * LANES * l.padded, l.amp_re.len() / l.m.max(1) * l.padded);
+        let blocks = l.blocks();
+        let (cosines, power) = (blocks * LANES * l.padded, l.amp_re.len() / l.m.max(1) * l.padded);
+        if self.re.len() < blocks {
+            self.re.resize(blocks, [1.0; LANES]);
+            self.im.resize(blocks, [0.0; LANES]);
+        }
         if self.cosines.len() < cosines {
             self.cosines.resize(cosines, 0.0);
         }
@@ -603,9 +612,6 @@ pub(super) struct TtiLanes {
     /// identity.
     turn_c: Vec<Lanes>,
     turn_s: Vec<Lanes>,
-    /// The phasors at the first sub-step, blocked like `turn_c`.
-    re: Vec<Lanes>,
-    im: Vec<Lanes>,
 }
 
 impl TtiLanes {
@@ -631,15 +637,18 @@ impl TtiLanes {
             omega,
             turn_c,
             turn_s,
-            re: vec![[1.0; LANES]; blocks],
-            im: vec![[0.0; LANES]; blocks],
         }
     }
 
-    /// The phasors at the first sub-step of the TTI that starts at `t_s`.
-    pub(super) fn start(&mut self, t_s: f64, step_s: f64) {
+    /// Blocks of `LANES` oscillators (the last one padded).
+    fn blocks(&self) -> usize {
+        self.turn_c.len()
+    }
+
+    /// The phasors at the first sub-step of the TTI that starts at `t_s`, into `scratch`.
+    pub(super) fn start(&self, t_s: f64, step_s: f64, scratch: &mut TtiScratch) {
         let osc = self.omega.chunks(LANES).zip(self.phase.chunks(LANES));
-        for ((re, im), (omega, phase)) in self.re.iter_mut().zip(&mut self.im).zip(osc) {
+        for ((re, im), (omega, phase)) in scratch.re.iter_mut().zip(&mut scratch.im).zip(osc) {
             for (((zr, zi), &w), &p) in re.iter_mut().zip(im.iter_mut()).zip(omega).zip(phase) {
                 let (s, c) = (w * (t_s + 0.5 * step_s) + p).sin_cos();
                 (*zr, *zi) = (c, s);
@@ -654,8 +663,8 @@ impl TtiLanes {
 #[inline(always)]
 pub(super) fn tti_powers_body<const W: usize>(l: &TtiLanes, scratch: &mut TtiScratch) {
     let (n, padded) = (l.n, l.padded);
-    let TtiScratch { cosines, power } = scratch;
-    let blocks = l.re.iter().zip(&l.im).zip(l.turn_c.iter().zip(&l.turn_s));
+    let TtiScratch { re, im, cosines, power } = scratch;
+    let blocks = re.iter().zip(im.iter()).zip(l.turn_c.iter().zip(&l.turn_s));
     for (((re, im), (c, s)), rows) in blocks.zip(cosines.chunks_exact_mut(LANES * padded)) {
         for (h, rows) in rows.chunks_exact_mut(W * padded).enumerate() {
             let part = |x: &Lanes| -> [f64; W] { std::array::from_fn(|q| x[h * W + q]) };

@@ -72,12 +72,13 @@ mod tests {
         // 2 paths × 20 oscillators, 20 sub-steps (Koga's); 3 × 20 with 7 (padding).
         for (paths, n, step) in [(2, 20, 0.001), (3, 7, 0.0029), (1, 1, 0.01)] {
             let channel = Multipath::new(paths, 5.0, 20, &mut stream(9, 0, "lanes"));
-            let mut lanes = TtiLanes::new(&channel, n, step);
+            let lanes = TtiLanes::new(&channel, n, step);
             let (mut base, mut fast) = (TtiScratch::default(), TtiScratch::default());
             base.fit(&lanes);
             fast.fit(&lanes);
             for t in [0.0, 1.25, 61.7, 3_000.0] {
-                lanes.start(t, step);
+                lanes.start(t, step, &mut base);
+                lanes.start(t, step, &mut fast);
                 tti_powers_body::<4>(&lanes, &mut base);
                 // SAFETY: the CPU has AVX2 (checked above).
                 unsafe { tti_powers_avx2(&lanes, &mut fast) };
