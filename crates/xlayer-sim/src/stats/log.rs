@@ -43,6 +43,10 @@ pub(crate) struct EntityLog {
     pos: usize,
     /// `SeriesLog::planned`, for reserving a run's values.
     planned: usize,
+    /// A row of names (`row`) the run's layout holds from this position: the next call
+    /// with the same slice at the same position follows the layout without comparing a
+    /// name.
+    known_row: Option<(usize, &'static [&'static str])>,
     done: Vec<Run>,
 }
 
@@ -197,6 +201,7 @@ impl EntityLog {
         }
         self.run.first = instant;
         self.planned = planned;
+        self.known_row = None;
     }
 
     /// One value of the current instant.
@@ -227,6 +232,32 @@ impl EntityLog {
                 self.push(name, value);
             }
         }
+    }
+
+    /// Room for the values of a row of metrics whose names are one fixed slice (an
+    /// endpoint's gauges), written as `push` of each name in turn would; the caller fills
+    /// it. Following the layout costs one compare of the slice's address and length.
+    #[inline]
+    pub fn row(&mut self, names: &'static [&'static str]) -> &mut [f64] {
+        if self.known_row.is_some_and(|(pos, known)| pos == self.pos && std::ptr::eq(known, names)) {
+            let len = self.run.values.len();
+            self.run.values.resize(len + names.len(), 0.0);
+            self.pos += names.len();
+        } else {
+            self.row_new(names);
+        }
+        let len = self.run.values.len();
+        &mut self.run.values[len - names.len()..]
+    }
+
+    /// A row not yet known at this position: each name in turn, then the row is known.
+    #[cold]
+    #[inline(never)]
+    fn row_new(&mut self, names: &'static [&'static str]) {
+        for &name in names {
+            self.push(name, 0.0);
+        }
+        self.known_row = Some((self.pos - names.len(), names));
     }
 
     /// A value that does not follow the layout: the run's first instant, a name of the
@@ -272,6 +303,7 @@ impl EntityLog {
         let layout = old.layout[..self.pos].to_vec();
         let new = Run { first: old.first + old.instants, instants: 0, layout, values: carried };
         let old = std::mem::replace(&mut self.run, new);
+        self.known_row = None;
         if old.instants > 0 {
             self.finish_run(old);
         }
@@ -414,7 +446,8 @@ mod tests {
     #[test]
     fn values_in_a_row_are_written_as_pushed_one_by_one() {
         // The row's names follow the layout, start it, differ from it, and overrun it.
-        let rows: [(&[(&'static str, f64)], [&'static str; 2]); 4] = [
+        type Row = (&'static [(&'static str, f64)], [&'static str; 2]);
+        let rows: [Row; 4] = [
             (&[], ["queue_bytes", "throughput_bps"]),
             (&[], ["queue_bytes", "throughput_bps"]),
             (&[], ["queue_bytes", "capacity_bps"]),
@@ -439,6 +472,44 @@ mod tests {
         let (a, b) = (by_row.into_series(), by_one.into_series());
         assert_eq!((a.entity, a.metric, a.value), (b.entity, b.metric, b.value));
         assert_eq!(a.metric_names, ["queue_bytes", "throughput_bps", "capacity_bps", "margin_db"]);
+    }
+
+    #[test]
+    fn a_row_of_fixed_names_is_written_as_pushed_one_by_one() {
+        // Gauges as one slice, then a value after them: the slice known, a slice of equal
+        // text at another address, a metric before it that comes and goes, a shorter slice.
+        static GAUGES: [&str; 3] = ["cwnd_bytes", "srtt_s", "rto_s"];
+        let other: &'static [&'static str] = Box::leak(Box::new(["cwnd_bytes", "srtt_s", "rto_s"]));
+        let rows: [(bool, &'static [&'static str]); 6] = [
+            (false, &GAUGES),
+            (false, &GAUGES),
+            (false, other),
+            (true, &GAUGES),
+            (false, &GAUGES),
+            (false, &GAUGES[..2]),
+        ];
+        let (mut by_row, mut by_one) = (SeriesLog::default(), SeriesLog::default());
+        for (t, &(before, names)) in rows.iter().enumerate() {
+            for log in [&mut by_row, &mut by_one] {
+                log.instant(t as f64, rows.len() - t);
+            }
+            let (a, b) = (by_row.entity(0), by_one.entity(0));
+            if before {
+                a.push("capacity_bps", 1.0);
+                b.push("capacity_bps", 1.0);
+            }
+            let values: Vec<f64> = (0..names.len()).map(|i| (10 * t + i) as f64).collect();
+            a.row(names).copy_from_slice(&values);
+            names.iter().zip(&values).for_each(|(&n, &v)| b.push(n, v));
+            a.push("goodput_bps", -(t as f64));
+            b.push("goodput_bps", -(t as f64));
+            a.end();
+            b.end();
+        }
+        let (a, b) = (by_row.into_series(), by_one.into_series());
+        assert_eq!((&a.time_s, &a.entity, &a.metric, &a.value), (&b.time_s, &b.entity, &b.metric, &b.value));
+        assert_eq!(a.metric_names, ["cwnd_bytes", "srtt_s", "rto_s", "goodput_bps", "capacity_bps"]);
+        assert_eq!(a.len(), 5 * 4 + 1 + 3);
     }
 
     #[test]

@@ -20,7 +20,8 @@ impl World {
         let seconds = interval.as_secs_f64();
         for (i, f) in self.flows.iter_mut().enumerate() {
             let w = self.series.entity(i);
-            self.endpoints[f.sender as usize].ep.gauges(&mut |name, v| w.push(name, v));
+            let sender = &self.endpoints[f.sender as usize].ep;
+            sender.gauges(w.row(sender.gauge_names()));
             // Application bytes delivered to the receivers since the last sample.
             let app: u64 = f.receivers.iter().map(|&(_, e)| self.endpoints[e as usize].ep.app_delivered_bytes()).sum();
             let goodput = (app - f.app_bytes_at_sample) as f64 * 8.0 / seconds;
