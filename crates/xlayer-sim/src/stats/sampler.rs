@@ -19,7 +19,7 @@ impl World {
         self.series.instant(crate::stats::report_secs(self.now.0), remaining);
         let seconds = interval.as_secs_f64();
         for (i, f) in self.flows.iter_mut().enumerate() {
-            let w = self.series.entity(i);
+            let mut w = self.series.entity(i);
             let sender = &self.endpoints[f.sender as usize].ep;
             sender.gauges(w.row(sender.gauge_names()));
             // Application bytes delivered to the receivers since the last sample.
@@ -32,7 +32,7 @@ impl World {
         let base = self.flows.len();
         for (i, l) in self.links.iter_mut().enumerate() {
             l.bytes_since_sample += l.landed_later.take_until(self.now);
-            let w = self.series.entity(base + i);
+            let mut w = self.series.entity(base + i);
             let (packets, bytes) = l.model.queue(self.now);
             let bps = l.bytes_since_sample as f64 * 8.0 / seconds;
             w.push_all(&["queue_bytes", "queue_packets", "throughput_bps"], [bytes as f64, packets as f64, bps]);
