@@ -27,7 +27,8 @@ pub(crate) struct SeriesLog {
     values: Vec<f64>,
     /// The buffer's length when the current instant began.
     instant_from: usize,
-    /// The lowest entity index the current instant may still open.
+    /// The lowest entity index the current instant may still open (checked in debug
+    /// builds: the sampler's loops open them in order).
     next_entity: usize,
     /// By entity index (flows, then link directions).
     entities: Vec<EntityLog>,
@@ -80,20 +81,24 @@ impl SeriesLog {
     }
 
     /// Entity `e`'s log, open for the current instant; `EntityWriter::end` closes it.
-    /// Entities open in increasing index order within an instant (the rows' order).
+    /// Entities open in increasing index order within an instant (the rows' order; the
+    /// buffer's order is the long form's only so).
     /// Inlined into the sampler's loops: as a call, saving and restoring registers cost
     /// more than the few instructions of the common case.
     #[inline(always)]
     pub fn entity(&mut self, e: usize) -> EntityWriter<'_> {
-        assert!(e >= self.next_entity, "entity {e} opened after a higher index at one instant");
-        self.next_entity = e + 1;
+        if cfg!(debug_assertions) {
+            assert!(e >= self.next_entity, "entity {e} opened after a higher index at one instant");
+            self.next_entity = e + 1;
+        }
         if e >= self.entities.len() {
             self.grow(e);
         }
         let instant = self.times.len() - 1;
         let log = &mut self.entities[e];
         log.pos = 0;
-        if log.run.instants == 0 || log.run.first + log.run.instants != instant {
+        // (A new entity's empty run starts at instant 0 and reaches it.)
+        if log.run.first + log.run.instants != instant {
             log.restart(instant);
         }
         EntityWriter { log, values: &mut self.values }
@@ -256,24 +261,13 @@ impl EntityWriter<'_> {
         self.values.push(value);
     }
 
-    /// Several values in a row, as `push` of each in turn: one layout compare per name
-    /// and one capacity check for them all (a link direction's queue and throughput).
+    /// Several values in a row whose names are one fixed array (a link direction's queue
+    /// and throughput), as `push` of each in turn: one compare of the array's address and
+    /// one capacity check for them all.
     #[inline]
-    pub fn push_all<const N: usize>(&mut self, names: &[&'static str; N], values: [f64; N]) {
-        let log = &mut *self.log;
-        let follows = log
-            .run
-            .layout
-            .get(log.pos..log.pos + N)
-            .is_some_and(|layout| layout.iter().zip(names).fold(true, |same, (&a, &b)| same & std::ptr::eq(a, b)));
-        if follows {
-            self.values.extend_from_slice(&values);
-            log.pos += N;
-        } else {
-            for (&name, value) in names.iter().zip(values) {
-                self.push(name, value);
-            }
-        }
+    pub fn push_all<const N: usize>(&mut self, names: &'static [&'static str; N], values: [f64; N]) {
+        self.log.follow(names);
+        self.values.extend_from_slice(&values);
     }
 
     /// Room for the values of a row of metrics whose names are one fixed slice (an
@@ -281,12 +275,7 @@ impl EntityWriter<'_> {
     /// it. Following the layout costs one compare of the slice's address and length.
     #[inline]
     pub fn row(&mut self, names: &'static [&'static str]) -> &mut [f64] {
-        let log = &mut *self.log;
-        if log.known_row.is_some_and(|(pos, known)| pos == log.pos && std::ptr::eq(known, names)) {
-            log.pos += names.len();
-        } else {
-            log.row_new(names);
-        }
+        self.log.follow(names);
         let len = self.values.len();
         self.values.resize(len + names.len(), 0.0);
         &mut self.values[len..]
@@ -305,6 +294,16 @@ impl EntityWriter<'_> {
 }
 
 impl EntityLog {
+    /// The layout goes on with `names`: one compare when they are the row known here.
+    #[inline]
+    fn follow(&mut self, names: &'static [&'static str]) {
+        if self.known_row.is_some_and(|(pos, known)| pos == self.pos && std::ptr::eq(known, names)) {
+            self.pos += names.len();
+        } else {
+            self.row_new(names);
+        }
+    }
+
     /// A row not yet known at this position: each name in turn, then the row is known.
     #[cold]
     #[inline(never)]
@@ -474,20 +473,17 @@ mod tests {
     #[test]
     fn values_in_a_row_are_written_as_pushed_one_by_one() {
         // The row's names follow the layout, start it, differ from it, and overrun it.
-        type Row = (&'static [(&'static str, f64)], [&'static str; 2]);
-        let rows: [Row; 4] = [
-            (&[], ["queue_bytes", "throughput_bps"]),
-            (&[], ["queue_bytes", "throughput_bps"]),
-            (&[], ["queue_bytes", "capacity_bps"]),
-            (&[("margin_db", 1.0)], ["queue_bytes", "throughput_bps"]),
-        ];
+        static QUEUE: [&str; 2] = ["queue_bytes", "throughput_bps"];
+        static CAPACITY: [&str; 2] = ["queue_bytes", "capacity_bps"];
+        type Row = (&'static [(&'static str, f64)], &'static [&'static str; 2]);
+        let rows: [Row; 4] = [(&[], &QUEUE), (&[], &QUEUE), (&[], &CAPACITY), (&[("margin_db", 1.0)], &QUEUE)];
         let (mut by_row, mut by_one) = (SeriesLog::default(), SeriesLog::default());
-        for (t, (before, names)) in rows.iter().enumerate() {
+        for (t, &(before, names)) in rows.iter().enumerate() {
             for log in [&mut by_row, &mut by_one] {
                 log.instant(t as f64, rows.len() - t);
             }
             let (mut a, mut b) = (by_row.entity(0), by_one.entity(0));
-            for &(name, v) in *before {
+            for &(name, v) in before {
                 a.push(name, v);
                 b.push(name, v);
             }
