@@ -92,9 +92,17 @@ pub trait Endpoint: Send + Sync {
     /// run. Always the same names in the same order.
     fn counters(&self, _f: &mut dyn FnMut(&'static str, u64)) {}
 
-    /// Gauges by stable name for time series, e.g. `("cwnd_bytes", x)`. Always the same
-    /// names in the same order.
-    fn gauges(&self, _f: &mut dyn FnMut(&'static str, f64)) {}
+    /// The names of the gauges [`gauges`](Self::gauges) reports for time series, e.g.
+    /// `"cwnd_bytes"`: always the same names in the same order, and best the same slice
+    /// (a `static`), which a recorder then recognises by its address alone.
+    fn gauge_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The gauges' current values, in the order of [`gauge_names`](Self::gauge_names),
+    /// written into `values` (as long as the names; its contents on entry are unspecified).
+    /// One call an entity and sample, not one a gauge.
+    fn gauges(&self, _values: &mut [f64]) {}
 }
 
 /// A packet an endpoint wants sent: its transport header and IP-layer size.

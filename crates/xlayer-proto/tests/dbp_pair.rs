@@ -6,6 +6,13 @@ use xlayer_proto::dbp::{ControlConfig, RateControl, RudpConfig, RudpReceiver, Ru
 use xlayer_proto::testing::{Pair, Side, ToyLink, Traced};
 use xlayer_proto::{AppCommand, Dir, Endpoint, Packet, SimDur, SimTime, Transport};
 
+/// An endpoint's gauges as (name, value) pairs, in its order.
+fn gauges(ep: &dyn Endpoint) -> Vec<(&'static str, f64)> {
+    let mut values = vec![f64::NAN; ep.gauge_names().len()];
+    ep.gauges(&mut values);
+    ep.gauge_names().iter().copied().zip(values).collect()
+}
+
 fn ms(v: u64) -> SimDur {
     SimDur::from_millis(v)
 }
@@ -95,8 +102,7 @@ fn a_probe_never_retransmits_and_counts_losses_in_a_row() {
     assert_eq!((p.a.retransmissions(), p.a.timeouts()), (0, 0));
     assert_eq!(p.b.app_delivered_bytes(), 250 * 496);
     assert_eq!(p.a.longest_loss_run(), 50);
-    let mut g = Vec::new();
-    p.a.gauges(&mut |n, v| g.push((n, v)));
+    let g = gauges(&p.a);
     let rtt = g.iter().find(|(n, _)| *n == "rtt_s").unwrap().1;
     let expect = 0.6 + (540.0 + 52.0) * 8.0 / 1e6;
     assert!((rtt - expect).abs() < 1e-6, "propagation both ways and both serializations: {rtt}");

@@ -9,6 +9,13 @@ use xlayer_proto::tcp::{TcpConfig, TcpSink, TcpSource};
 use xlayer_proto::testing::{Pair, Side, ToyLink, TraceEntry, Traced};
 use xlayer_proto::{AppCommand, Dir, Endpoint, Packet, SimDur, SimTime, TcpHeader, Transport};
 
+/// An endpoint's gauges as (name, value) pairs, in its order.
+fn gauges(ep: &dyn Endpoint) -> Vec<(&'static str, f64)> {
+    let mut values = vec![f64::NAN; ep.gauge_names().len()];
+    ep.gauges(&mut values);
+    ep.gauge_names().iter().copied().zip(values).collect()
+}
+
 fn ms(v: u64) -> SimDur {
     SimDur::from_millis(v)
 }
@@ -158,16 +165,15 @@ fn tcp_bulk_source_stops_on_command_and_drains() {
 #[test]
 fn tcp_source_reports_gauges_in_a_stable_order() {
     let mut p = tcp_pair(None);
-    let mut g = Vec::new();
-    p.a.gauges(&mut |n, x| g.push((n, x)));
+    let g = gauges(&p.a);
     let names: Vec<_> = g.iter().map(|e| e.0).collect();
     assert_eq!(names, ["cwnd_bytes", "ssthresh_bytes", "rwnd_bytes", "srtt_s", "rto_s", "bytes_in_flight"]);
     assert!(g[1].1.is_nan(), "no loss yet: ssthresh is unset, not a sentinel");
     assert!(g[3].1.is_nan(), "no RTT sample yet");
     p.command(Side::A, AppCommand::Start);
     p.run_until(at_ms(500));
-    g.clear();
-    p.a.gauges(&mut |n, x| g.push((n, x)));
+    assert!(std::ptr::eq(p.a.gauge_names(), p.a.gauge_names()), "one slice of names, recognised by its address");
+    let g = gauges(&p.a);
     let s = p.a.sender();
     assert_eq!(g[0].1, s.cwnd_bytes() as f64);
     assert_eq!(g[2].1, s.rwnd_bytes() as f64);

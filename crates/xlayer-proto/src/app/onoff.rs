@@ -129,8 +129,12 @@ impl Endpoint for OnOff {
         self.inner.counters(f);
     }
 
-    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
-        self.inner.gauges(f);
+    fn gauge_names(&self) -> &'static [&'static str] {
+        self.inner.gauge_names()
+    }
+
+    fn gauges(&self, values: &mut [f64]) {
+        self.inner.gauges(values);
     }
 }
 

@@ -368,15 +368,23 @@ impl Endpoint for RudpSender {
         f("timeouts", self.timeouts);
     }
 
-    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
-        f("rate_bps", self.control.rate_bps());
+    fn gauge_names(&self) -> &'static [&'static str] {
+        &SENDER_GAUGES
+    }
+
+    fn gauges(&self, values: &mut [f64]) {
         let srtt = match &self.control {
             RateControl::Dbp(d) => d.srtt(),
             RateControl::Constant(_) => self.rtt.srtt(),
         };
-        f("srtt_s", srtt.map_or(f64::NAN, |d| d.as_secs_f64()));
-        f("rtt_s", self.last_rtt.map_or(f64::NAN, |d| d.as_secs_f64()));
-        f("rto_s", self.rtt.rto().as_secs_f64());
-        f("longest_loss_run", self.longest_loss_run as f64);
+        values.copy_from_slice(&[
+            self.control.rate_bps(),
+            srtt.map_or(f64::NAN, |d| d.as_secs_f64()),
+            self.last_rtt.map_or(f64::NAN, |d| d.as_secs_f64()),
+            self.rtt.rto().as_secs_f64(),
+            self.longest_loss_run as f64,
+        ]);
     }
 }
+
+static SENDER_GAUGES: [&str; 5] = ["rate_bps", "srtt_s", "rtt_s", "rto_s", "longest_loss_run"];

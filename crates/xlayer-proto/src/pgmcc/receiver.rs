@@ -283,11 +283,16 @@ impl Endpoint for PgmccReceiver {
         f("acks_sent", self.acks_sent);
     }
 
-    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
-        f("loss_rate", self.p);
-        f("is_acker", if self.is_acker { 1.0 } else { 0.0 });
+    fn gauge_names(&self) -> &'static [&'static str] {
+        &RECEIVER_GAUGES
+    }
+
+    fn gauges(&self, values: &mut [f64]) {
+        values.copy_from_slice(&[self.p, if self.is_acker { 1.0 } else { 0.0 }]);
     }
 }
+
+static RECEIVER_GAUGES: [&str; 2] = ["loss_rate", "is_acker"];
 
 #[cfg(test)]
 mod tests {

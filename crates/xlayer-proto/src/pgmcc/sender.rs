@@ -389,12 +389,20 @@ impl Endpoint for PgmccSender {
         f("acker_switches", self.switches);
     }
 
-    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
-        f("window_pkts", self.w);
-        f("tokens_pkts", self.t);
-        f("acker", self.acker.as_ref().map_or(f64::NAN, |a| f64::from(a.addr.0)));
-        f("acker_loss_rate", self.acker.as_ref().map_or(f64::NAN, |a| a.p));
+    fn gauge_names(&self) -> &'static [&'static str] {
+        &SENDER_GAUGES
+    }
+
+    fn gauges(&self, values: &mut [f64]) {
         let srtt = self.acker.as_ref().and_then(|a| a.rtt.srtt());
-        f("acker_srtt_s", srtt.map_or(f64::NAN, |d| d.as_secs_f64()));
+        values.copy_from_slice(&[
+            self.w,
+            self.t,
+            self.acker.as_ref().map_or(f64::NAN, |a| f64::from(a.addr.0)),
+            self.acker.as_ref().map_or(f64::NAN, |a| a.p),
+            srtt.map_or(f64::NAN, |d| d.as_secs_f64()),
+        ]);
     }
 }
+
+static SENDER_GAUGES: [&str; 5] = ["window_pkts", "tokens_pkts", "acker", "acker_loss_rate", "acker_srtt_s"];

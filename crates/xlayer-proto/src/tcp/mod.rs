@@ -185,19 +185,28 @@ impl Endpoint for TcpSource {
         f("fast_retransmits", st.fast_retransmits);
     }
 
-    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
+    fn gauge_names(&self) -> &'static [&'static str] {
+        &TCP_SOURCE_GAUGES
+    }
+
+    fn gauges(&self, values: &mut [f64]) {
         let s = &self.tcp;
-        f("cwnd_bytes", s.cwnd_bytes() as f64);
         // Unset (no loss yet: "arbitrarily high", RFC 5681 §3.1) reads as missing, like an
         // SRTT before the first sample, not as a huge number.
         let ssthresh = s.ssthresh_bytes();
-        f("ssthresh_bytes", if ssthresh == u64::MAX { f64::NAN } else { ssthresh as f64 });
-        f("rwnd_bytes", s.rwnd_bytes() as f64);
-        f("srtt_s", s.srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
-        f("rto_s", s.rto().as_secs_f64());
-        f("bytes_in_flight", s.bytes_in_flight() as f64);
+        values.copy_from_slice(&[
+            s.cwnd_bytes() as f64,
+            if ssthresh == u64::MAX { f64::NAN } else { ssthresh as f64 },
+            s.rwnd_bytes() as f64,
+            s.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
+            s.rto().as_secs_f64(),
+            s.bytes_in_flight() as f64,
+        ]);
     }
 }
+
+static TCP_SOURCE_GAUGES: [&str; 6] =
+    ["cwnd_bytes", "ssthresh_bytes", "rwnd_bytes", "srtt_s", "rto_s", "bytes_in_flight"];
 
 /// The receiving endpoint of a TCP flow: a [`TcpReceiver`] whose application reads
 /// every in-order byte at once. Data arrives as forward-direction TCP packets; ACKs go

@@ -347,10 +347,18 @@ impl Endpoint for TfmccReceiver {
         f("feedback_suppressed", self.feedback_suppressed);
     }
 
-    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
-        f("loss_event_rate", self.loss_event_rate());
-        f("x_calc_bps", self.x_calc_bps().unwrap_or(f64::NAN));
-        f("rtt_s", self.rtt.map_or(f64::NAN, |r| r.as_secs_f64()));
-        f("is_clr", if self.is_clr { 1.0 } else { 0.0 });
+    fn gauge_names(&self) -> &'static [&'static str] {
+        &RECEIVER_GAUGES
+    }
+
+    fn gauges(&self, values: &mut [f64]) {
+        values.copy_from_slice(&[
+            self.loss_event_rate(),
+            self.x_calc_bps().unwrap_or(f64::NAN),
+            self.rtt.map_or(f64::NAN, |r| r.as_secs_f64()),
+            if self.is_clr { 1.0 } else { 0.0 },
+        ]);
     }
 }
+
+static RECEIVER_GAUGES: [&str; 4] = ["loss_event_rate", "x_calc_bps", "rtt_s", "is_clr"];

@@ -417,10 +417,18 @@ impl Endpoint for TfmccSender {
         f("rate_halvings", self.halvings);
     }
 
-    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
-        f("rate_bps", self.rate_bps);
-        f("rtt_max_s", self.rtt_max().as_secs_f64());
-        f("x_supp_bps", self.supp_bps.unwrap_or(f64::NAN));
-        f("slowstart", if self.slowstart { 1.0 } else { 0.0 });
+    fn gauge_names(&self) -> &'static [&'static str] {
+        &SENDER_GAUGES
+    }
+
+    fn gauges(&self, values: &mut [f64]) {
+        values.copy_from_slice(&[
+            self.rate_bps,
+            self.rtt_max().as_secs_f64(),
+            self.supp_bps.unwrap_or(f64::NAN),
+            if self.slowstart { 1.0 } else { 0.0 },
+        ]);
     }
 }
+
+static SENDER_GAUGES: [&str; 4] = ["rate_bps", "rtt_max_s", "x_supp_bps", "slowstart"];

@@ -1,7 +1,8 @@
 //! Fixed-interval time series in long (tidy) form: (time, entity, metric, value).
 //! Metrics are named by the models that report them (endpoint gauges, link metrics);
-//! the series stores each name once and an index per sample. The sampler writes it
-//! column-wise per entity during the run (`stats/log.rs`); this form is built at the end.
+//! the series stores each name once and an index per sample. The sampler writes the
+//! values in row order during the run (`stats/log.rs`); the other columns are built at
+//! the end.
 
 #[derive(Clone, Debug, Default)]
 pub struct Series {
