@@ -91,6 +91,8 @@ pub struct UserStats {
 struct InAir {
     user: usize,
     bits: f64,
+    /// The SNR `bits` were chosen at (`Phy::snr`).
+    snr: f64,
     plan: Plan,
 }
 
@@ -203,7 +205,8 @@ impl SharedDownlink {
         for k in 1..=slots {
             self.fill_gains(k as f64 * slot_s, false);
             self.fill_rates();
-            self.shadow.slot(&self.rules, &self.rate, &self.gain_end, &mut self.margins, Some(WARMUP_PACKET_BYTES));
+            let (rate, start, end) = (&self.rate, &self.gain, &self.gain_end);
+            self.shadow.slot(&self.rules, rate, start, end, &mut self.margins, Some(WARMUP_PACKET_BYTES));
             std::mem::swap(&mut self.gain, &mut self.gain_end);
         }
         self.avg.copy_from_slice(&self.shadow.avg);
@@ -242,7 +245,8 @@ impl SharedDownlink {
                 if let Some(u) = self.served {
                     self.rate[u] = self.rules.phy.slot_rate(self.gain[u], self.margins[u].backoff());
                 }
-                let bits = self.shadow.slot(&self.rules, &self.rate, &self.gain_end, &mut self.margins, None);
+                let (rate, start, end) = (&self.rate, &self.gain, &self.gain_end);
+                let bits = self.shadow.slot(&self.rules, rate, start, end, &mut self.margins, None);
                 self.record_capacity(self.slot_time(k - 1), bits);
                 std::mem::swap(&mut self.gain, &mut self.gain_end);
             }
@@ -263,7 +267,7 @@ impl SharedDownlink {
     /// The slot in the air ends at `t`: did it get through (§V-B error rule)?
     fn end_slot(&mut self, t: SimTime) {
         let Some(s) = self.current.take() else { return };
-        if !self.rules.phy.fails(s.bits, self.gain_end[s.user]) {
+        if !self.rules.phy.fails_after(s.bits, s.snr, self.gain_end[s.user]) {
             self.fails[s.user] = 0;
             self.deliver(s, t, t);
             return;
@@ -318,7 +322,8 @@ impl SharedDownlink {
         let plan = self.queues[user].plan((bits / 8.0) as u64);
         self.stats[user].attempts += 1;
         self.metrics.tx_units += 1;
-        let s = InAir { user, bits, plan };
+        let snr = self.rules.phy.snr(self.gain[user], self.margins[user].backoff());
+        let s = InAir { user, bits, snr, plan };
         if matches!(self.channel, Channel::Fixed) {
             // Never fails: the outcome is known now, and packets leave mid-slot.
             self.deliver(s, t, t + self.slot);
