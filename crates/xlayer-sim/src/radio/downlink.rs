@@ -111,9 +111,9 @@ pub struct SharedDownlink {
     rate: Vec<f64>,
     /// r_i of the real scheduler.
     avg: Vec<f64>,
-    /// The receiver served in the current slot: its margin may move before the shadow
-    /// reuses `rate` at the slot's end.
-    served: Option<usize>,
+    /// The receiver served in the current slot and the backoff its rate was chosen at:
+    /// its margin may move before the shadow reuses `rate` at the slot's end.
+    served: Option<(usize, f64)>,
     margins: Vec<Margin>,
     fails: Vec<u32>,
     /// Power gain of each receiver at the start of the current slot, and scratch for
@@ -242,8 +242,13 @@ impl SharedDownlink {
                 self.end_slot(t);
                 // The shadow's slot started with the real one's: the same gains, and the
                 // same margins except the served receiver's, which the outcome may move.
-                if let Some(u) = self.served {
-                    self.rate[u] = self.rules.phy.slot_rate(self.gain[u], self.margins[u].backoff());
+                // Failed slots short of the n-th leave the margin where it was (§V-B packet
+                // basis): the rate is then the one the slot started with.
+                if let Some((u, was)) = self.served {
+                    let backoff = self.margins[u].backoff();
+                    if backoff.to_bits() != was.to_bits() {
+                        self.rate[u] = self.rules.phy.slot_rate(self.gain[u], backoff);
+                    }
                 }
                 let (rate, start, end) = (&self.rate, &self.gain, &self.gain_end);
                 let bits = self.shadow.slot(&self.rules, rate, start, end, &mut self.margins, None);
@@ -316,8 +321,9 @@ impl SharedDownlink {
         let slot_s = self.rules.phy.slot_s;
         self.fill_rates();
         let queues = &self.queues;
-        self.served = pf::serve(&self.rate, &mut self.avg, |i| !queues[i].is_empty(), self.rules.pf_weight);
-        let Some(user) = self.served else { return };
+        let served = pf::serve(&self.rate, &mut self.avg, |i| !queues[i].is_empty(), self.rules.pf_weight);
+        self.served = served.map(|u| (u, self.margins[u].backoff()));
+        let Some(user) = served else { return };
         let bits = self.rate[user] * slot_s;
         let plan = self.queues[user].plan((bits / 8.0) as u64);
         self.stats[user].attempts += 1;
