@@ -23,5 +23,7 @@ pub mod tfmcc;
 pub mod time;
 
 pub use endpoint::{AppCommand, Endpoint, Transmit};
-pub use packet::{Addr, Annotations, Datagram, Dir, FlowId, Packet, TcpHeader, TrafficClass, Transport, UdpHeader};
+pub use packet::{
+    Addr, Annotations, Datagram, Dir, FlowId, LentNotes, Packet, TcpHeader, TrafficClass, Transport, UdpHeader,
+};
 pub use time::{SimDur, SimTime};

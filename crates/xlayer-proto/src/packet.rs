@@ -8,6 +8,7 @@
 //! the copies a multicast tree or a broadcast radio hop makes of a packet allocate
 //! nothing.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Network-layer address: a node, or (top bit set) a group of nodes. Rendered in
@@ -249,6 +250,48 @@ impl Packet {
     }
 }
 
+/// Annotation records an element lends to the packets it annotates, each reused once
+/// the packet that held it is gone, so that an element annotating every packet it
+/// passes on (CLAMP's access point) does not allocate a record per packet. A packet
+/// annotated from the pool carries what [`Packet::notes_mut`] would have given it; the
+/// pool's own reference only makes a later [`Packet::notes_mut`] on it copy the record
+/// first, as it would for a packet's copies.
+#[derive(Clone, Debug, Default)]
+pub struct LentNotes {
+    /// Records lent, oldest first; each free again when the pool holds its only reference.
+    lent: VecDeque<Arc<Annotations>>,
+}
+
+impl LentNotes {
+    /// Records kept at most: beyond this a record still held by a packet is let go to it.
+    const MAX: usize = 1024;
+
+    /// `annotate` the packet's annotations: its own if it has some (as
+    /// [`Packet::notes_mut`]), else a fresh record, the oldest lent one if it is free.
+    /// Records lent go back in order, so with packets delivered about in the order they
+    /// were annotated the pool holds about as many records as packets in flight.
+    pub fn annotate(&mut self, pkt: &mut Packet, annotate: impl FnOnce(&mut Annotations)) {
+        if pkt.notes.is_some() {
+            return annotate(pkt.notes_mut());
+        }
+        let mut rec = match self.lent.pop_front() {
+            Some(r) if Arc::strong_count(&r) == 1 && Arc::weak_count(&r) == 0 => r,
+            Some(held) => {
+                if self.lent.len() + 2 <= Self::MAX {
+                    self.lent.push_back(held); // to be looked at again after the others
+                }
+                Arc::default()
+            }
+            None => Arc::default(),
+        };
+        let notes = Arc::get_mut(&mut rec).expect("no packet holds the record");
+        *notes = Annotations::default();
+        annotate(notes);
+        self.lent.push_back(Arc::clone(&rec));
+        pkt.notes = Some(rec);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +304,63 @@ mod tests {
         assert!(std::mem::size_of::<Packet>() <= 88, "{}", std::mem::size_of::<Packet>());
         // The SACK count's niche holds Transport's tag.
         assert_eq!(std::mem::size_of::<Transport>(), std::mem::size_of::<TcpHeader>());
+    }
+
+    fn udp(uid: u64) -> Packet {
+        Packet::udp(uid, FlowId(0), Addr(0), Addr(1), 1500, uid)
+    }
+
+    #[test]
+    fn lent_notes_annotate_as_notes_mut_and_reuse_records_once_free() {
+        let mut pool = LentNotes::default();
+        let (mut a, mut b) = (udp(1), udp(2));
+        pool.annotate(&mut a, |n| n.price = Some(1.0));
+        pool.annotate(&mut b, |n| n.upstream_loss = Some(true));
+        let mut want = udp(1);
+        want.notes_mut().price = Some(1.0);
+        assert_eq!(a, want, "the same packet as notes_mut gives");
+        let first = Arc::as_ptr(a.notes.as_ref().unwrap());
+        // Both records are held: a third packet gets a new one.
+        let mut c = udp(3);
+        pool.annotate(&mut c, |n| n.price = Some(3.0));
+        assert_ne!(Arc::as_ptr(c.notes.as_ref().unwrap()), first);
+        drop(a);
+        // The first record is free again (it was moved behind the others while held,
+        // so it comes round after the second, which `b` still holds).
+        let mut d = udp(4);
+        pool.annotate(&mut d, |n| n.price = Some(4.0));
+        let mut e = udp(5);
+        pool.annotate(&mut e, |n| n.price = Some(5.0));
+        assert!([&d, &e].iter().any(|p| Arc::as_ptr(p.notes.as_ref().unwrap()) == first), "reused");
+        for (p, price) in [(&b, None), (&c, Some(3.0)), (&d, Some(4.0)), (&e, Some(5.0))] {
+            assert_eq!(p.notes.as_ref().unwrap().price, price, "records in use untouched; reused ones reset");
+        }
+        assert_eq!(b.notes.as_ref().unwrap().upstream_loss, Some(true));
+        // A packet's own annotations are written in place (copied first if shared).
+        let mut f = b.clone();
+        pool.annotate(&mut f, |n| n.price = Some(6.0));
+        assert_eq!((f.notes.as_ref().unwrap().price, b.notes.as_ref().unwrap().price), (Some(6.0), None));
+        // A later notes_mut on an annotated packet leaves the pool's record alone.
+        d.notes_mut().price = Some(7.0);
+        assert_eq!(d.notes.as_ref().unwrap().price, Some(7.0));
+    }
+
+    #[test]
+    fn lent_notes_stay_bounded_when_packets_are_kept() {
+        let mut pool = LentNotes::default();
+        let kept: Vec<Packet> = (0..3 * LentNotes::MAX as u64)
+            .map(|uid| {
+                let mut p = udp(uid);
+                pool.annotate(&mut p, |n| n.price = Some(uid as f64));
+                p
+            })
+            .collect();
+        assert!(pool.lent.len() <= LentNotes::MAX);
+        assert!(kept.iter().enumerate().all(|(i, p)| p.notes.as_ref().unwrap().price == Some(i as f64)));
+        drop(kept);
+        let mut p = udp(0);
+        pool.annotate(&mut p, |n| n.price = Some(0.5));
+        assert!(pool.lent.len() <= LentNotes::MAX);
     }
 
     fn block(left: u64, right: u64) -> SackBlock {

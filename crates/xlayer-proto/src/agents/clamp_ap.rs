@@ -13,7 +13,7 @@
 //! 0.5 s) and keep T a parameter. clamp.md compares T = 0.5 ms (I in milliseconds).
 
 use super::element::{ElementAgent, QueueView};
-use crate::packet::Packet;
+use crate::packet::{LentNotes, Packet};
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,12 +24,14 @@ pub struct ClampApConfig {
     pub time_constant_s: f64,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ClampAp {
     cfg: ClampApConfig,
     /// q (bytes).
     avg_bytes: f64,
     last_arrival: Option<SimTime>,
+    /// The records the prices ride in, reused once their packets are delivered.
+    notes: LentNotes,
 }
 
 impl ClampAp {
@@ -38,7 +40,7 @@ impl ClampAp {
 
     pub fn new(cfg: ClampApConfig) -> Self {
         assert!(cfg.time_constant_s > 0.0, "CLAMP AP time constant must be positive");
-        ClampAp { cfg, avg_bytes: 0.0, last_arrival: None }
+        ClampAp { cfg, avg_bytes: 0.0, last_arrival: None, notes: LentNotes::default() }
     }
 
     /// §IV-A: q(n) = e^{−2I} q(n−1) + (1 − e^{−2I}) Q(n), I the time since the previous
@@ -79,7 +81,8 @@ impl ElementAgent for ClampAp {
 
     /// §IV-A: the price rides on every packet the queue sends.
     fn on_dequeue(&mut self, _now: SimTime, q: &QueueView, pkt: &mut Packet) {
-        pkt.notes_mut().price = Some(self.price(q.service_rate_bps / 8.0));
+        let price = self.price(q.service_rate_bps / 8.0);
+        self.notes.annotate(pkt, |n| n.price = Some(price));
     }
 
     fn gauge(&self, name: &str) -> Option<f64> {
@@ -118,7 +121,7 @@ mod tests {
         let mut ap = ap(5_500.0);
         ap.on_arrival(at(0), 7_000);
         assert!((ap.price(1.25e6) - 1_500.0 / 1.25e6).abs() < 1e-15);
-        let mut above = ap;
+        let mut above = ap.clone();
         above.cfg.a_bytes = 8_000.0;
         assert_eq!(above.price(1.25e6), 0.0, "non-negative");
         assert_eq!(ap.price(0.0), 0.0);

@@ -91,6 +91,8 @@ pub struct UserStats {
 struct InAir {
     user: usize,
     bits: f64,
+    /// The SNR `bits` were chosen at (`Phy::snr`).
+    snr: f64,
     plan: Plan,
 }
 
@@ -109,9 +111,9 @@ pub struct SharedDownlink {
     rate: Vec<f64>,
     /// r_i of the real scheduler.
     avg: Vec<f64>,
-    /// The receiver served in the current slot: its margin may move before the shadow
-    /// reuses `rate` at the slot's end.
-    served: Option<usize>,
+    /// The receiver served in the current slot and the backoff its rate was chosen at:
+    /// its margin may move before the shadow reuses `rate` at the slot's end.
+    served: Option<(usize, f64)>,
     margins: Vec<Margin>,
     fails: Vec<u32>,
     /// Power gain of each receiver at the start of the current slot, and scratch for
@@ -203,7 +205,8 @@ impl SharedDownlink {
         for k in 1..=slots {
             self.fill_gains(k as f64 * slot_s, false);
             self.fill_rates();
-            self.shadow.slot(&self.rules, &self.rate, &self.gain_end, &mut self.margins, Some(WARMUP_PACKET_BYTES));
+            let (rate, start, end) = (&self.rate, &self.gain, &self.gain_end);
+            self.shadow.slot(&self.rules, rate, start, end, &mut self.margins, Some(WARMUP_PACKET_BYTES));
             std::mem::swap(&mut self.gain, &mut self.gain_end);
         }
         self.avg.copy_from_slice(&self.shadow.avg);
@@ -239,10 +242,16 @@ impl SharedDownlink {
                 self.end_slot(t);
                 // The shadow's slot started with the real one's: the same gains, and the
                 // same margins except the served receiver's, which the outcome may move.
-                if let Some(u) = self.served {
-                    self.rate[u] = self.rules.phy.slot_rate(self.gain[u], self.margins[u].backoff());
+                // Failed slots short of the n-th leave the margin where it was (§V-B packet
+                // basis): the rate is then the one the slot started with.
+                if let Some((u, was)) = self.served {
+                    let backoff = self.margins[u].backoff();
+                    if backoff.to_bits() != was.to_bits() {
+                        self.rate[u] = self.rules.phy.slot_rate(self.gain[u], backoff);
+                    }
                 }
-                let bits = self.shadow.slot(&self.rules, &self.rate, &self.gain_end, &mut self.margins, None);
+                let (rate, start, end) = (&self.rate, &self.gain, &self.gain_end);
+                let bits = self.shadow.slot(&self.rules, rate, start, end, &mut self.margins, None);
                 self.record_capacity(self.slot_time(k - 1), bits);
                 std::mem::swap(&mut self.gain, &mut self.gain_end);
             }
@@ -263,7 +272,7 @@ impl SharedDownlink {
     /// The slot in the air ends at `t`: did it get through (§V-B error rule)?
     fn end_slot(&mut self, t: SimTime) {
         let Some(s) = self.current.take() else { return };
-        if !self.rules.phy.fails(s.bits, self.gain_end[s.user]) {
+        if !self.rules.phy.fails_after(s.bits, s.snr, self.gain_end[s.user]) {
             self.fails[s.user] = 0;
             self.deliver(s, t, t);
             return;
@@ -312,13 +321,15 @@ impl SharedDownlink {
         let slot_s = self.rules.phy.slot_s;
         self.fill_rates();
         let queues = &self.queues;
-        self.served = pf::serve(&self.rate, &mut self.avg, |i| !queues[i].is_empty(), self.rules.pf_weight);
-        let Some(user) = self.served else { return };
+        let served = pf::serve(&self.rate, &mut self.avg, |i| !queues[i].is_empty(), self.rules.pf_weight);
+        self.served = served.map(|u| (u, self.margins[u].backoff()));
+        let Some(user) = served else { return };
         let bits = self.rate[user] * slot_s;
         let plan = self.queues[user].plan((bits / 8.0) as u64);
         self.stats[user].attempts += 1;
         self.metrics.tx_units += 1;
-        let s = InAir { user, bits, plan };
+        let snr = self.rules.phy.snr(self.gain[user], self.margins[user].backoff());
+        let s = InAir { user, bits, snr, plan };
         if matches!(self.channel, Channel::Fixed) {
             // Never fails: the outcome is known now, and packets leave mid-slot.
             self.deliver(s, t, t + self.slot);

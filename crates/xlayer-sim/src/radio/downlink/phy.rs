@@ -24,6 +24,10 @@ impl Channel {
     }
 }
 
+/// Smallest start SNR `Phy::fails_after` decides without the logarithm: far above the
+/// subnormals, where a relative 1e-9 would be lost to rounding.
+const SNR_DECIDED_FROM: f64 = 1e-200;
+
 /// The link-layer coding rule.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Phy {
@@ -40,13 +44,16 @@ pub(crate) struct Phy {
     saturation_snr: f64,
     /// The rate of a slot at C_max, rounded as `slot_bits / slot_s` rounds it.
     saturated_rate: f64,
+    /// 2^{C_max/W0} − 1: the SNR at which (18) reaches C_max.
+    cap_snr: f64,
 }
 
 impl Phy {
     pub fn new(slot_s: f64, bandwidth_hz: f64, max_rate_bps: f64, mean_snr: f64) -> Self {
-        let saturation_snr = (max_rate_bps / bandwidth_hz * std::f64::consts::LN_2).exp_m1() * (1.0 + 1e-9);
+        let cap_snr = (max_rate_bps / bandwidth_hz * std::f64::consts::LN_2).exp_m1();
+        let saturation_snr = cap_snr * (1.0 + 1e-9);
         let saturated_rate = slot_s * max_rate_bps / slot_s;
-        Phy { slot_s, bandwidth_hz, max_rate_bps, mean_snr, saturation_snr, saturated_rate }
+        Phy { slot_s, bandwidth_hz, max_rate_bps, mean_snr, saturation_snr, saturated_rate, cap_snr }
     }
 
     /// `slot_bits(gain, backoff) / slot_s` (bit/s), the μ_i of the proportional-fair
@@ -67,6 +74,31 @@ impl Phy {
         let rate =
             if snr.is_finite() { self.bandwidth_hz * snr.ln_1p() / std::f64::consts::LN_2 } else { f64::INFINITY };
         self.slot_s * rate.min(self.max_rate_bps)
+    }
+
+    /// The SNR of (18) at power gain `gain` with backoff factor `backoff`, rounded as
+    /// `slot_bits` rounds it.
+    pub fn snr(&self, gain: f64, backoff: f64) -> f64 {
+        self.mean_snr * gain * backoff
+    }
+
+    /// `fails(bits, end_gain)` for a slot of `bits` = `slot_rate` · τ_slot at the SNR
+    /// `snr` (`Phy::snr`), without the logarithm where the end SNR is more than a relative
+    /// 1e-9 from the SNR the bits need, min(`snr`, the SNR of C_max): log2(1 + N) then
+    /// differs by more than a relative 1e-12 (N < 2^1024), far above the few roundings by
+    /// which `bits` and the test's bound can differ at equal SNRs.
+    pub fn fails_after(&self, bits: f64, snr: f64, end_gain: f64) -> bool {
+        let end = self.mean_snr * end_gain;
+        let need = snr.min(self.cap_snr);
+        if end.is_finite() && need >= SNR_DECIDED_FROM {
+            if end >= need * (1.0 + 1e-9) {
+                return false;
+            }
+            if end <= need * (1.0 - 1e-9) {
+                return true;
+            }
+        }
+        self.fails(bits, end_gain)
     }
 
     /// §V-B error model: the slot fails if its bits exceed what the SNR at the slot's
@@ -101,6 +133,37 @@ mod tests {
             }
             assert_eq!(p.slot_rate(f64::INFINITY, 0.5), p.slot_bits(f64::INFINITY, 0.5) / p.slot_s);
             assert_eq!(p.slot_rate(0.0, 1.0), 0.0);
+        }
+    }
+
+    #[test]
+    fn fails_after_decides_as_fails_does() {
+        // End SNRs in steps of a few ulps and wider, start SNRs from deep fades through
+        // the cap at C_max, backoffs of 1 and below.
+        let mut state = 7u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for p in [phy(), Phy::new(0.003, 620e3, 1.44e6, 4.0), Phy::new(0.0017, 4.3e6, 10e6, 0.5)] {
+            for _ in 0..20_000 {
+                let gain = (-next().ln()) * 10f64.powf(6.0 * next() - 4.0);
+                let backoff = if next() < 0.3 { 1.0 } else { next() };
+                let (bits, snr) = (p.slot_rate(gain, backoff) * p.slot_s, p.snr(gain, backoff));
+                let steps = [0.0, 1e-16, 1e-15, 1e-12, 1e-10, 1e-9, 1.1e-9, 1e-6, 1e-2, 0.5];
+                // Around the start SNR, and around C_max's (where a capped slot is decided).
+                let knee = p.cap_snr / p.mean_snr;
+                for r in steps.iter().flat_map(|&d| [1.0 + d, 1.0 - d]) {
+                    let ends = [gain * backoff * r, knee * r];
+                    for end in ends.into_iter().flat_map(|e| [e, f64::from_bits(e.to_bits() + 1)]) {
+                        assert_eq!(p.fails_after(bits, snr, end), p.fails(bits, end), "gain {gain} end {end}");
+                    }
+                }
+                assert_eq!(p.fails_after(bits, snr, f64::INFINITY), p.fails(bits, f64::INFINITY));
+                assert_eq!(p.fails_after(bits, snr, 0.0), p.fails(bits, 0.0));
+            }
+            let inf = p.slot_rate(f64::INFINITY, 1.0) * p.slot_s;
+            assert!(!p.fails_after(inf, p.snr(f64::INFINITY, 1.0), f64::INFINITY), "the fixed channel");
         }
     }
 

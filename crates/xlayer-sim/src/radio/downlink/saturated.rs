@@ -41,12 +41,13 @@ impl Saturated {
     }
 
     /// One slot: `rate` holds each receiver's μ_i at the slot start (`Phy::slot_rate` of
-    /// its gain and margin), `end` the gains at its end. With `packet_bytes`, virtual
+    /// its gain there, `start`, and its margin), `end` the gains at its end. With `packet_bytes`, virtual
     /// packets of that size feed the margins' adaptation (warm-up only).
     pub fn slot(
         &mut self,
         r: &SlotRules,
         rate: &[f64],
+        start: &[f64],
         end: &[f64],
         margins: &mut [Margin],
         packet_bytes: Option<u64>,
@@ -55,7 +56,7 @@ impl Saturated {
         let mut got = None;
         if let Some(i) = served {
             let bits = rate[i] * r.phy.slot_s;
-            let ok = !r.phy.fails(bits, end[i]);
+            let ok = !r.phy.fails_after(bits, r.phy.snr(start[i], margins[i].backoff()), end[i]);
             if ok {
                 got = Some((i, bits));
             }
