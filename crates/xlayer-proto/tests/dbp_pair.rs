@@ -3,15 +3,8 @@
 
 use xlayer_proto::dbp::wire::Header;
 use xlayer_proto::dbp::{ControlConfig, RateControl, RudpConfig, RudpReceiver, RudpSender};
-use xlayer_proto::testing::{Pair, Side, ToyLink, Traced};
+use xlayer_proto::testing::{gauges, Pair, Side, ToyLink, Traced};
 use xlayer_proto::{AppCommand, Dir, Endpoint, Packet, SimDur, SimTime, Transport};
-
-/// An endpoint's gauges as (name, value) pairs, in its order.
-fn gauges(ep: &dyn Endpoint) -> Vec<(&'static str, f64)> {
-    let mut values = vec![f64::NAN; ep.gauge_names().len()];
-    ep.gauges(&mut values);
-    ep.gauge_names().iter().copied().zip(values).collect()
-}
 
 fn ms(v: u64) -> SimDur {
     SimDur::from_millis(v)

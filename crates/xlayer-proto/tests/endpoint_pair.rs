@@ -6,15 +6,8 @@ use xlayer_proto::agents::{CrossLayerInfo, SegmentSeen, WindowAgent};
 use xlayer_proto::app::{cbr_interval, CbrSource, UdpSink};
 use xlayer_proto::packet::tcp_flags;
 use xlayer_proto::tcp::{TcpConfig, TcpSink, TcpSource};
-use xlayer_proto::testing::{Pair, Side, ToyLink, TraceEntry, Traced};
+use xlayer_proto::testing::{gauges, Pair, Side, ToyLink, TraceEntry, Traced};
 use xlayer_proto::{AppCommand, Dir, Endpoint, Packet, SimDur, SimTime, TcpHeader, Transport};
-
-/// An endpoint's gauges as (name, value) pairs, in its order.
-fn gauges(ep: &dyn Endpoint) -> Vec<(&'static str, f64)> {
-    let mut values = vec![f64::NAN; ep.gauge_names().len()];
-    ep.gauges(&mut values);
-    ep.gauge_names().iter().copied().zip(values).collect()
-}
 
 fn ms(v: u64) -> SimDur {
     SimDur::from_millis(v)

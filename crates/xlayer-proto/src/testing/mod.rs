@@ -8,3 +8,12 @@
 mod pair;
 
 pub use pair::{Pair, Side, ToyLink, TraceEntry, Traced};
+
+use crate::Endpoint;
+
+/// An endpoint's gauges as (name, value) pairs, in its order.
+pub fn gauges(ep: &dyn Endpoint) -> Vec<(&'static str, f64)> {
+    let mut values = vec![f64::NAN; ep.gauge_names().len()];
+    ep.gauges(&mut values);
+    ep.gauge_names().iter().copied().zip(values).collect()
+}

@@ -524,7 +524,7 @@ impl TtiSampler {
             scratch
                 .power
                 .chunks_exact(l.padded)
-                .take(self.channel.paths.len())
+                .take(l.paths())
                 .map(|pw| {
                     let mut sum = 0.0;
                     for &x in &pw[..n] {
@@ -564,7 +564,7 @@ impl TtiScratch {
     /// Room for `l`'s layout (never shrinks: samplers of other layouts share it).
     pub(super) fn fit(&mut self, l: &TtiLanes) {
         let blocks = l.blocks();
-        let (cosines, power) = (blocks * LANES * l.padded, l.amp_re.len() / l.m.max(1) * l.padded);
+        let (cosines, power) = (blocks * LANES * l.padded, l.paths() * l.padded);
         if self.re.len() < blocks {
             self.re.resize(blocks, [1.0; LANES]);
             self.im.resize(blocks, [0.0; LANES]);
@@ -580,7 +580,7 @@ impl TtiScratch {
     /// |h|² per path and sub-step (`[path · padded + k]`; past `n`, padding).
     #[cfg(test)]
     pub(super) fn powers(&self, l: &TtiLanes) -> &[f64] {
-        &self.power[..l.amp_re.len() / l.m.max(1) * l.padded]
+        &self.power[..l.paths() * l.padded]
     }
 }
 
@@ -645,6 +645,11 @@ impl TtiLanes {
         self.turn_c.len()
     }
 
+    /// Paths (each of `m` oscillators).
+    fn paths(&self) -> usize {
+        self.amp_re.len() / self.m.max(1)
+    }
+
     /// The phasors at the first sub-step of the TTI that starts at `t_s`, into `scratch`.
     pub(super) fn start(&self, t_s: f64, step_s: f64, scratch: &mut TtiScratch) {
         let osc = self.omega.chunks(LANES).zip(self.phase.chunks(LANES));
@@ -657,7 +662,7 @@ impl TtiLanes {
     }
 }
 
-/// `TtiLanes::power` from the phasors at the first sub-step (see `TtiLanes`), `W`
+/// `TtiScratch::power` from the phasors at the first sub-step (see `TtiLanes`), `W`
 /// oscillators or sub-steps side by side (`W` divides `LANES`: as many as the registers
 /// hold without spilling); compiled once per instruction set by `lanes`.
 #[inline(always)]
@@ -682,8 +687,7 @@ pub(super) fn tti_powers_body<const W: usize>(l: &TtiLanes, scratch: &mut TtiScr
             }
         }
     }
-    let paths = l.amp_re.len() / l.m;
-    for (p, power) in power.chunks_exact_mut(padded).take(paths).enumerate() {
+    for (p, power) in power.chunks_exact_mut(padded).take(l.paths()).enumerate() {
         let osc = p * l.m..(p + 1) * l.m;
         let (amp_re, amp_im) = (&l.amp_re[osc.clone()], &l.amp_im[osc.clone()]);
         let rows = &cosines[osc.start * padded..osc.end * padded];

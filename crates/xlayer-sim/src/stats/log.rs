@@ -21,8 +21,6 @@ use super::Series;
 pub(crate) struct SeriesLog {
     /// Each sampling instant, in seconds.
     times: Vec<f64>,
-    /// Index one past the last instant the sampler plans to reach.
-    planned: usize,
     /// Every value in the long form's row order.
     values: Vec<f64>,
     /// The buffer's length when the current instant began.
@@ -77,7 +75,6 @@ impl SeriesLog {
         self.instant_from = self.values.len();
         self.next_entity = 0;
         self.times.push(t_s);
-        self.planned = self.times.len() - 1 + remaining;
     }
 
     /// Entity `e`'s log, open for the current instant; `EntityWriter::end` closes it.

@@ -140,11 +140,8 @@ mod tests {
     fn fails_after_decides_as_fails_does() {
         // End SNRs in steps of a few ulps and wider, start SNRs from deep fades through
         // the cap at C_max, backoffs of 1 and below.
-        let mut state = 7u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = crate::engine::stream(7, 0, "fails_after");
+        let mut next = || crate::engine::uniform(&mut rng);
         for p in [phy(), Phy::new(0.003, 620e3, 1.44e6, 4.0), Phy::new(0.0017, 4.3e6, 10e6, 0.5)] {
             for _ in 0..20_000 {
                 let gain = (-next().ln()) * 10f64.powf(6.0 * next() - 4.0);
