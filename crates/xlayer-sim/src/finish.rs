@@ -1,7 +1,7 @@
 //! End of a run: account for every packet and turn the world's counters into rows.
 
 use crate::engine::Stall;
-use crate::link::{LinkMetrics, LinkModel};
+use crate::link::LinkMetrics;
 use crate::stats::{report_secs, report_secs_f64, FlowRow, FlowStats, LinkRow, RunReport};
 use crate::world::World;
 use xlayer_proto::{Dir, Packet, SimTime};
@@ -59,7 +59,7 @@ impl World {
         };
         for l in &mut self.links {
             l.model.close(self.end);
-            l.model.for_each_held(&mut count);
+            l.model.for_each_held(&self.packets, &mut count);
         }
         let c = self.conservation;
         if !c.holds() {

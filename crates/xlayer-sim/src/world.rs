@@ -9,7 +9,7 @@
 use crate::engine::watchdog::Watchdog;
 use crate::engine::{EventQueue, Fingerprint, Lane};
 use crate::host::{EndpointRt, FlowRt};
-use crate::link::LinkModel;
+use crate::link::PacketStore;
 use crate::net::{Groups, LaterCapture, LinkRt, NodeRt, Routes};
 use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::PcapWriter;
@@ -68,6 +68,8 @@ pub struct World {
     pub(crate) routes: Routes,
     pub(crate) groups: Groups,
     pub(crate) links: Vec<LinkRt>,
+    /// The packets on wired directions' wires (`link/store.rs`).
+    pub(crate) packets: PacketStore,
     pub(crate) flows: Vec<FlowRt>,
     pub(crate) endpoints: Vec<EndpointRt>,
     pub(crate) captures: Vec<PcapWriter>,
@@ -177,7 +179,7 @@ impl World {
         let (kind, id, component, packet) = match *ev {
             Event::LinkWake { link } => {
                 let l = &self.links[link as usize];
-                ("link_wake", l.fingerprint_id, link, l.model.next_packet_uid())
+                ("link_wake", l.fingerprint_id, link, l.model.next_packet_uid(&self.packets))
             }
             Event::Wake { endpoint } => ("wake", self.endpoints[endpoint as usize].fingerprint_id, endpoint, 0),
             Event::Start { flow } => ("start", 5 | (flow as u64) << 8, flow, 0),

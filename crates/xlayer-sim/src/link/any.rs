@@ -1,7 +1,12 @@
 //! Static dispatch over the link models: the hot path (wired directions) is a direct
 //! call the compiler can inline; models outside this crate come in boxed.
+//!
+//! `AnyLink` offers the `LinkModel` contract, with the world's `PacketStore` passed to
+//! the calls that may reach a wired direction's packets: wired directions keep their
+//! packets there (`link/store.rs`), the other models ignore it.
 
 use super::model::{Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
+use super::store::PacketStore;
 use super::trace::TraceLink;
 use super::WiredDir;
 use crate::radio::downlink::SharedDownlink;
@@ -18,10 +23,11 @@ pub enum AnyLink {
     Other(Box<dyn LinkModel>),
 }
 
+/// `$wired` for a wired direction `$w`, `$e` for any other model `$l`.
 macro_rules! each {
-    ($self:expr, $l:ident => $e:expr) => {
+    ($self:expr, $w:ident => $wired:expr, $l:ident => $e:expr) => {
         match $self {
-            AnyLink::Wired($l) => $e,
+            AnyLink::Wired($w) => $wired,
             AnyLink::Trace($l) => $e,
             AnyLink::Fifo($l) => $e,
             AnyLink::SharedDownlink($l) => $e,
@@ -31,54 +37,55 @@ macro_rules! each {
     };
 }
 
-impl LinkModel for AnyLink {
+impl AnyLink {
     #[inline]
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>) -> Enqueued {
-        each!(self, l => l.enqueue(now, pkt, to))
-    }
-    #[inline]
-    fn handle_timeout(&mut self, now: SimTime) -> Woken {
-        each!(self, l => l.handle_timeout(now))
+    pub fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>, store: &mut PacketStore) -> Enqueued {
+        each!(self, w => w.enqueue(now, pkt, store), l => l.enqueue(now, pkt, to))
     }
     #[inline]
-    fn poll_timeout(&self) -> Option<SimTime> {
-        each!(self, l => l.poll_timeout())
+    pub fn handle_timeout(&mut self, now: SimTime, store: &mut PacketStore) -> Woken {
+        each!(self, w => w.handle_timeout(now, store), l => l.handle_timeout(now))
     }
     #[inline]
-    fn poll_output(&mut self) -> Option<LinkOutput> {
-        each!(self, l => l.poll_output())
-    }
-    fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
-        each!(self, l => l.for_each_held(f))
-    }
-    fn metrics(&self, now: SimTime) -> LinkMetrics {
-        each!(self, l => l.metrics(now))
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        each!(self, w => w.poll_timeout(), l => l.poll_timeout())
     }
     #[inline]
-    fn queue(&mut self, now: SimTime) -> (u64, u64) {
-        each!(self, l => l.queue(now))
+    pub fn poll_output(&mut self) -> Option<LinkOutput> {
+        each!(self, w => w.poll_output(), l => l.poll_output())
+    }
+    pub fn for_each_held(&self, store: &PacketStore, f: &mut dyn FnMut(&Packet)) {
+        each!(self, w => w.for_each_held(store, f), l => l.for_each_held(f))
+    }
+    pub fn metrics(&self, now: SimTime) -> LinkMetrics {
+        each!(self, w => w.metrics(now), l => l.metrics(now))
     }
     #[inline]
-    fn next_packet_uid(&self) -> u64 {
-        each!(self, l => l.next_packet_uid())
+    pub fn queue(&mut self, now: SimTime) -> (u64, u64) {
+        each!(self, w => w.queue(now), l => l.queue(now))
     }
     #[inline]
-    fn last_on_wire(&self) -> Option<&Packet> {
-        each!(self, l => l.last_on_wire())
-    }
-    fn close(&mut self, end: SimTime) {
-        each!(self, l => l.close(end))
+    pub fn next_packet_uid(&self, store: &PacketStore) -> u64 {
+        each!(self, w => w.next_packet_uid(store), l => l.next_packet_uid())
     }
     #[inline]
-    fn capacity_bytes_between(&self, from: SimTime, to: SimTime) -> Option<u64> {
-        each!(self, l => l.capacity_bytes_between(from, to))
+    pub fn last_on_wire<'a>(&'a self, store: &'a PacketStore) -> Option<&'a Packet> {
+        each!(self, w => w.last_on_wire(store), l => l.last_on_wire())
+    }
+    pub fn close(&mut self, end: SimTime) {
+        each!(self, w => w.close(end), l => l.close(end))
+    }
+    /// A wired direction's capacity is fixed and it has no gauges.
+    #[inline]
+    pub fn capacity_bytes_between(&self, from: SimTime, to: SimTime) -> Option<u64> {
+        each!(self, _w => None, l => l.capacity_bytes_between(from, to))
     }
     #[inline]
-    fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
-        each!(self, l => l.gauges(f))
+    pub fn gauges(&self, f: &mut dyn FnMut(&'static str, f64)) {
+        each!(self, _w => (), l => l.gauges(f))
     }
     #[inline]
-    fn reports_capacity_or_gauges(&self) -> bool {
-        each!(self, l => l.reports_capacity_or_gauges())
+    pub fn reports_capacity_or_gauges(&self) -> bool {
+        each!(self, _w => false, l => l.reports_capacity_or_gauges())
     }
 }

@@ -3,11 +3,13 @@
 
 mod any;
 pub mod model;
+mod store;
 pub mod trace;
 mod wired;
 
 pub use any::AnyLink;
 pub use model::{Enqueued, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
+pub use store::{Handle, PacketStore};
 pub use wired::WiredDir;
 
 /// Why a packet left the network without being delivered.

@@ -17,7 +17,8 @@
 //! observe before the arrival stays as it was: the queue and transmit counters sampled
 //! earlier leave the packet out, and a drop is held back and reported at the arrival.
 
-use super::model::{Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
+use super::model::{Enqueued, LinkMetrics, LinkOutput, Woken};
+use super::store::{Handle, PacketStore};
 use super::DropCause;
 use crate::channel::loss::LossProcess;
 use crate::scenario::units::QueueLimit;
@@ -32,8 +33,9 @@ pub struct WiredDir {
     pub to_node: u32,
     /// Where the packet the last `enqueue` put on the wire is, for captures.
     last_wire: LastWire,
-    /// Accepted and not yet arrived (waiting or on the wire), in arrival order.
-    pipe: VecDeque<(SimTime, Packet)>,
+    /// Accepted and not yet arrived (waiting or on the wire), in arrival order; the
+    /// packets are in the world's `PacketStore`.
+    pipe: VecDeque<(SimTime, Handle)>,
     /// Drops decided ahead of the packet's arrival, reported when it arrives.
     held_drops: VecDeque<(SimTime, LinkOutput)>,
     /// Accepted packets that have not started yet, in start order.
@@ -175,11 +177,11 @@ impl WiredDir {
     /// comment): into the pipe, or a drop, reported at once or held until `arrival`. The
     /// wake-up asked for is the new earliest deadline, if the packet made one.
     #[inline]
-    pub fn enqueue_at(&mut self, now: SimTime, arrival: SimTime, pkt: Packet) -> Enqueued {
+    pub fn enqueue_at(&mut self, now: SimTime, arrival: SimTime, pkt: Packet, store: &mut PacketStore) -> Enqueued {
         let (pipe_empty, held_empty) = (self.pipe.is_empty(), self.held_drops.is_empty());
         match self.admit(now, arrival, pkt.size_bytes) {
             Ok(landing) => {
-                self.pipe.push_back((landing, pkt));
+                self.pipe.push_back((landing, store.put(pkt)));
                 self.last_wire = LastWire::Pipe;
                 let earliest = pipe_empty && self.held_drops.front().is_none_or(|&(at, _)| landing < at);
                 Enqueued::Quiet { wake: earliest.then_some(landing) }
@@ -227,17 +229,19 @@ impl WiredDir {
     }
 }
 
-impl LinkModel for WiredDir {
+/// The `LinkModel` contract, with the world's packet store passed to the calls that
+/// reach the pipe's packets (`AnyLink` dispatches to these).
+impl WiredDir {
     /// A packet behind others in the pipe changes nothing the world can see; one that
     /// enters an empty pipe is the new earliest arrival; a drop must be drained.
     #[inline]
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, _to: NextHop<'_>) -> Enqueued {
-        self.enqueue_at(now, now, pkt)
+    pub fn enqueue(&mut self, now: SimTime, pkt: Packet, store: &mut PacketStore) -> Enqueued {
+        self.enqueue_at(now, now, pkt, store)
     }
 
     /// Lands the head of the pipe if it is due: one packet per wake-up. Held drops that
     /// are due are reported first.
-    fn handle_timeout(&mut self, now: SimTime) -> Woken {
+    pub fn handle_timeout(&mut self, now: SimTime, store: &mut PacketStore) -> Woken {
         if self.held_drops.front().is_some_and(|&(at, _)| at <= now) {
             while self.held_drops.front().is_some_and(|&(at, _)| at <= now) {
                 let (_, drop) = self.held_drops.pop_front().expect("checked");
@@ -248,11 +252,11 @@ impl LinkModel for WiredDir {
         if self.pipe.front().is_none_or(|&(at, _)| at > now) {
             return Woken::Drain;
         }
-        let (_, pkt) = self.pipe.pop_front().expect("the head is due");
-        Woken::One { pkt, node: self.to_node, next: self.poll_timeout() }
+        let (_, h) = self.pipe.pop_front().expect("the head is due");
+        Woken::One { pkt: store.take(h), node: self.to_node, next: self.poll_timeout() }
     }
 
-    fn poll_timeout(&self) -> Option<SimTime> {
+    pub fn poll_timeout(&self) -> Option<SimTime> {
         let landing = self.pipe.front().map(|&(at, _)| at);
         match self.held_drops.front() {
             Some(&(at, _)) => Some(landing.map_or(at, |l| l.min(at))),
@@ -261,13 +265,13 @@ impl LinkModel for WiredDir {
     }
 
     /// Drops only: arrivals leave through `handle_timeout`.
-    fn poll_output(&mut self) -> Option<LinkOutput> {
+    pub fn poll_output(&mut self) -> Option<LinkOutput> {
         self.out.pop_front()
     }
 
     /// The pipe, and the drops held until their packets arrive (still in flight upstream).
-    fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
-        self.pipe.iter().for_each(|(_, p)| f(p));
+    pub fn for_each_held(&self, store: &PacketStore, f: &mut dyn FnMut(&Packet)) {
+        self.pipe.iter().for_each(|&(_, h)| f(store.get(h)));
         for (_, drop) in &self.held_drops {
             if let LinkOutput::Dropped { pkt, .. } = drop {
                 f(pkt);
@@ -276,7 +280,7 @@ impl LinkModel for WiredDir {
     }
 
     /// Packets accepted ahead of their arrival are not counted before it.
-    fn metrics(&self, now: SimTime) -> LinkMetrics {
+    pub fn metrics(&self, now: SimTime) -> LinkMetrics {
         let (queue_packets, queue_bytes) = self.queue_at(now);
         let (early, early_bytes) = self.not_arrived(now);
         LinkMetrics {
@@ -292,25 +296,21 @@ impl LinkModel for WiredDir {
 
     /// Settling first: every later call settles at a later instant anyway, and the
     /// started packets are then counted once instead of at every sample too.
-    fn queue(&mut self, now: SimTime) -> (u64, u64) {
+    pub fn queue(&mut self, now: SimTime) -> (u64, u64) {
         self.settle(now);
         // What is left has not started: the queue is all but the packets still to arrive.
         let (early, early_bytes) = self.not_arrived(now);
         (self.waiting.len() as u64 - early, self.waiting_bytes - early_bytes)
     }
 
-    fn reports_capacity_or_gauges(&self) -> bool {
-        false
+    pub fn next_packet_uid(&self, store: &PacketStore) -> u64 {
+        self.pipe.front().map_or(0, |&(_, h)| store.get(h).uid)
     }
 
-    fn next_packet_uid(&self) -> u64 {
-        self.pipe.front().map_or(0, |(_, p)| p.uid)
-    }
-
-    fn last_on_wire(&self) -> Option<&Packet> {
+    pub fn last_on_wire<'a>(&'a self, store: &'a PacketStore) -> Option<&'a Packet> {
         match self.last_wire {
             LastWire::None => None,
-            LastWire::Pipe => self.pipe.back().map(|(_, p)| p),
+            LastWire::Pipe => self.pipe.back().map(|&(_, h)| store.get(h)),
             LastWire::Lost => match self.out.back() {
                 Some(LinkOutput::Dropped { pkt, .. }) => Some(pkt),
                 _ => None,
@@ -324,7 +324,7 @@ impl LinkModel for WiredDir {
 
     /// Line time already promised to packets that would start after `end`: they never
     /// got on the line within the run, so they leave the transmit counters.
-    fn close(&mut self, end: SimTime) {
+    pub fn close(&mut self, end: SimTime) {
         self.settle(end);
         self.tx_packets -= self.waiting.len() as u64;
         self.tx_bytes -= self.waiting_bytes;
@@ -350,24 +350,24 @@ mod tests {
         // 1000 B at 8 Mb/s = 1 ms on the line, 10 ms propagation, 2 packets of queue.
         let mut l = WiredDir::new(1, 8_000_000, SimDur::from_millis(10), QueueLimit::Packets(2));
         let t0 = SimTime::ZERO;
-        let to = NextHop::One(1);
+        let mut s = PacketStore::default();
         for uid in 0..3 {
             // Only the first packet is a new earliest arrival.
             let wake = (uid == 0).then_some(SimTime(11_000_000));
-            assert_eq!(l.enqueue(t0, pkt(uid, 1000), to), Enqueued::Quiet { wake });
-            assert_eq!(l.last_on_wire().map(|p| p.uid), Some(uid));
+            assert_eq!(l.enqueue(t0, pkt(uid, 1000), &mut s), Enqueued::Quiet { wake });
+            assert_eq!(l.last_on_wire(&s).map(|p| p.uid), Some(uid));
         }
         assert_eq!(l.poll_timeout(), Some(SimTime(11_000_000)));
-        assert_eq!(l.enqueue(t0, pkt(3, 1000), to), Enqueued::Drain);
-        assert!(l.last_on_wire().is_none());
+        assert_eq!(l.enqueue(t0, pkt(3, 1000), &mut s), Enqueued::Drain);
+        assert!(l.last_on_wire(&s).is_none());
         assert!(matches!(l.poll_output(), Some(LinkOutput::Dropped { cause: DropCause::QueueOverflow, .. })));
         assert_eq!(l.metrics(t0).queue_packets, 2);
         // At 1 ms packet 1 starts: one waits, so there is room again.
         let t1 = SimTime(1_000_000);
         assert_eq!(l.metrics(t1).queue_packets, 1);
-        l.enqueue(t1, pkt(4, 1000), to);
+        l.enqueue(t1, pkt(4, 1000), &mut s);
         assert!(l.poll_output().is_none());
-        let arrivals: Vec<(SimTime, u64)> = l.pipe.iter().map(|(t, p)| (*t, p.uid)).collect();
+        let arrivals: Vec<(SimTime, u64)> = l.pipe.iter().map(|&(t, h)| (t, s.get(h).uid)).collect();
         let ms = |m: u64| SimTime(m * 1_000_000);
         assert_eq!(arrivals, vec![(ms(11), 0), (ms(12), 1), (ms(13), 2), (ms(14), 4)]);
         // Closing at 2.5 ms: packets 2 (started at 2 ms) counts, packet 4 (3 ms) does not.
@@ -375,12 +375,13 @@ mod tests {
         assert_eq!(l.tx_packets, 3);
         // Wake-ups land one packet each, in order, and name the next arrival.
         assert!(
-            matches!(l.handle_timeout(ms(12)), Woken::One { pkt, node: 1, next: Some(t) } if pkt.uid == 0 && t == ms(12))
+            matches!(l.handle_timeout(ms(12), &mut s), Woken::One { pkt, node: 1, next: Some(t) } if pkt.uid == 0 && t == ms(12))
         );
         assert!(
-            matches!(l.handle_timeout(ms(12)), Woken::One { pkt, next: Some(t), .. } if pkt.uid == 1 && t == ms(13))
+            matches!(l.handle_timeout(ms(12), &mut s), Woken::One { pkt, next: Some(t), .. } if pkt.uid == 1 && t == ms(13))
         );
         assert!(l.poll_output().is_none());
-        assert!(matches!(l.handle_timeout(ms(12)), Woken::Drain), "packet 2 is not due before 13 ms");
+        assert!(matches!(l.handle_timeout(ms(12), &mut s), Woken::Drain), "packet 2 is not due before 13 ms");
+        assert_eq!(s.len(), 2, "packets 2 and 4 are still on the wire");
     }
 }

@@ -16,7 +16,7 @@
 //! counts and fingerprints differ from hop-by-hop forwarding, and events at one instant
 //! may be handled in another order (a landing's event is queued earlier).
 
-use crate::link::{AnyLink, LinkModel};
+use crate::link::AnyLink;
 use crate::world::World;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
@@ -139,7 +139,7 @@ impl World {
             let l = &mut self.links[link as usize];
             let AnyLink::Wired(w) = &mut l.model else { unreachable!() };
             let Some(next) = next else {
-                let enqueued = w.enqueue_at(now, arrival, pkt);
+                let enqueued = w.enqueue_at(now, arrival, pkt, &mut self.packets);
                 return self.after_enqueue(link, arrival, enqueued);
             };
             match w.pass(now, arrival, &pkt) {
@@ -154,7 +154,7 @@ impl World {
                 }
                 None => {
                     if let Some(c) = l.capture {
-                        if let Some(lost) = l.model.last_on_wire() {
+                        if let Some(lost) = l.model.last_on_wire(&self.packets) {
                             let lost = lost.clone();
                             self.capture(c, arrival, &lost);
                         }

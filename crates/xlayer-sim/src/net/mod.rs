@@ -12,7 +12,7 @@ pub(crate) use groups::{Group, Groups};
 pub(crate) use routes::{Edge, Routes};
 
 use crate::engine::{EventQueue, Lane};
-use crate::link::{AnyLink, DropCause, Enqueued, LinkModel, LinkOutput, NextHop, Woken};
+use crate::link::{AnyLink, DropCause, Enqueued, LinkOutput, NextHop, Woken};
 use crate::world::{Event, World};
 use xlayer_proto::{Dir, Packet, SimTime};
 
@@ -110,7 +110,7 @@ impl World {
         if l.feeds_alone && !pkt.dst.is_group() {
             return self.cut_through(link, pkt);
         }
-        let enqueued = l.model.enqueue(self.now, pkt, to);
+        let enqueued = l.model.enqueue(self.now, pkt, to, &mut self.packets);
         self.after_enqueue(link, self.now, enqueued);
     }
 
@@ -120,14 +120,14 @@ impl World {
     fn after_enqueue(&mut self, link: u32, at: SimTime, enqueued: Enqueued) {
         if let Some(c) = self.links[link as usize].capture {
             if at > self.now {
-                if let Some(pkt) = self.links[link as usize].model.last_on_wire() {
+                if let Some(pkt) = self.links[link as usize].model.last_on_wire(&self.packets) {
                     let pkt = pkt.clone();
                     self.capture(c, at, &pkt);
                 }
             } else {
                 self.flush_captures(at);
                 if let Some(Err(e)) =
-                    self.links[link as usize].model.last_on_wire().map(|p| self.captures[c].write(at, p))
+                    self.links[link as usize].model.last_on_wire(&self.packets).map(|p| self.captures[c].write(at, p))
                 {
                     self.capture_error.get_or_insert(e);
                 }
@@ -152,7 +152,7 @@ impl World {
         if l.wake == now {
             l.wake = SimTime::MAX;
         }
-        match l.model.handle_timeout(now) {
+        match l.model.handle_timeout(now, &mut self.packets) {
             Woken::One { pkt, node, next } => {
                 arm(&mut self.queue, now, link, &mut l.wake, next);
                 l.bytes_since_sample += pkt.size_bytes as u64;

@@ -10,7 +10,7 @@ use super::ScenarioError;
 use crate::channel::loss::{LossModel, LossProcess};
 use crate::engine::{stream, EventQueue, Fingerprint, Lane};
 use crate::link::trace::TraceLink;
-use crate::link::{AnyLink, DropCause, LinkContext, LinkModel, WiredDir};
+use crate::link::{AnyLink, DropCause, LinkContext, PacketStore, WiredDir};
 use crate::net::{Group, Groups, LinkRt, NodeRt, MANY_INPUTS};
 use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::{Framing, PcapWriter};
@@ -162,6 +162,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         warmup_base: None,
         uses_randomness: radio_draws.get() || s.links.iter().any(|l| l.loss.is_some()),
         outbox: Vec::new(),
+        packets: PacketStore::default(),
     };
     if let Some(limit) = s.simulation.max_events_per_instant {
         world.set_instant_event_limit(limit);

@@ -4,7 +4,6 @@
 //! the link).
 
 use crate::engine::Lane;
-use crate::link::LinkModel;
 use crate::world::{Event, World};
 use xlayer_proto::SimTime;
 

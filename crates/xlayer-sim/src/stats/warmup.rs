@@ -9,7 +9,7 @@
 //! start), packets in flight at the end, and the conservation check (over the whole run).
 
 use super::{FlowStats, TxStats};
-use crate::link::{DropCause, LinkMetrics, LinkModel};
+use crate::link::{DropCause, LinkMetrics};
 use crate::world::World;
 use xlayer_proto::SimTime;
 
