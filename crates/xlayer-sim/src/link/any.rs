@@ -14,10 +14,12 @@ use crate::radio::fifo::FifoRadio;
 use crate::radio::wcdma::WcdmaDch;
 use xlayer_proto::{Packet, SimTime};
 
+/// Every model but the wired direction is boxed: the enum is as large as its largest
+/// inline variant, and a large topology is mostly wired directions.
 pub enum AnyLink {
     Wired(WiredDir),
-    Trace(TraceLink),
-    Fifo(FifoRadio),
+    Trace(Box<TraceLink>),
+    Fifo(Box<FifoRadio>),
     SharedDownlink(Box<SharedDownlink>),
     Wcdma(Box<WcdmaDch>),
     Other(Box<dyn LinkModel>),

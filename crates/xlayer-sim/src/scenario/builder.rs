@@ -60,11 +60,11 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
                 Some(path) => {
                     let t = s.load_trace(path).map_err(|e| ScenarioError::at(format!("link[{i}].trace.{field}"), e))?;
                     let entity = format!("{name}:{direction}");
-                    AnyLink::Trace(TraceLink::new(entity, index(to), Arc::new(t), l.delay.0, l.queue, loss))
+                    AnyLink::Trace(Box::new(TraceLink::new(entity, index(to), Arc::new(t), l.delay.0, l.queue, loss)))
                 }
                 None => {
                     let mut d = WiredDir::new(index(to), l.rate.expect("validated").0, l.delay.0, l.queue);
-                    d.loss = loss;
+                    d.loss = loss.map(Box::new);
                     AnyLink::Wired(d)
                 }
             };

@@ -198,7 +198,7 @@ pub(crate) fn rudp_config(r: &RudpSpec) -> RudpConfig {
 /// A radio hop's model; `to` names its receivers (`ctx.receivers`, in order).
 pub(crate) fn radio_link(model: &RadioModel, to: &[String], ctx: &LinkContext<'_>) -> AnyLink {
     match model {
-        RadioModel::Fifo { rate, delay, queue } => AnyLink::Fifo(FifoRadio::new(rate.0, delay.0, *queue)),
+        RadioModel::Fifo { rate, delay, queue } => AnyLink::Fifo(Box::new(FifoRadio::new(rate.0, delay.0, *queue))),
         RadioModel::WcdmaDch(spec) => spec.build(ctx),
         RadioModel::SharedDownlink(spec) => spec.build(ctx),
         RadioModel::Cdma1x(spec) => spec.build(ctx),
