@@ -6,4 +6,5 @@ pub mod downlink;
 pub mod fifo;
 pub mod mbms;
 mod sdu_store;
+mod serial;
 pub mod wcdma;

@@ -34,8 +34,8 @@ pub mod spec;
 
 pub use spec::MbmsSpec;
 
+use super::serial::{Copies, Receivers, SerialHop};
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
-use crate::radio::fifo::{ReceiverLists, Receivers};
 use loss::UeLoss;
 use std::collections::VecDeque;
 use xlayer_proto::agents::{ElementAgent, QueueView};
@@ -59,7 +59,7 @@ enum Fate {
     Many(usize),
 }
 
-impl Fate {
+impl Copies for Fate {
     fn copies(&self) -> usize {
         match self {
             Fate::One(..) => 1,
@@ -73,18 +73,12 @@ pub struct Mbms {
     ues: Vec<UeLoss>,
     /// (node, index into `ues`), sorted by node.
     by_node: Vec<(u32, usize)>,
-    queue: VecDeque<(Packet, Receivers)>,
-    queue_bytes: u64,
-    lists: ReceiverLists,
-    /// Transmitted, propagating: (arrival, packet, fates), in arrival order.
-    air: VecDeque<(SimTime, Packet, Fate)>,
-    /// The fates of the group packets in `air`, in the same order, each packet's copies
-    /// together (one buffer for all, so a transmission allocates nothing).
+    /// The Node-B buffer and the air; a packet in the air carries its copies' fates.
+    hop: SerialHop<Fate>,
+    /// The fates of the group packets in the air, in the same order, each packet's
+    /// copies together (one buffer for all, so a transmission allocates nothing).
     fates: VecDeque<(u32, Option<DropCause>)>,
-    busy_until: SimTime,
     agent: Option<Box<dyn ElementAgent>>,
-    out: VecDeque<LinkOutput>,
-    metrics: LinkMetrics,
 }
 
 impl Mbms {
@@ -94,20 +88,7 @@ impl Mbms {
         assert!(cfg.rate_bps > 0 && cfg.buffer_pkts > 0 && cfg.unicast_attempts > 0 && cfg.group_attempts > 0);
         let mut by_node: Vec<(u32, usize)> = receivers.iter().copied().zip(0..).collect();
         by_node.sort_unstable();
-        Mbms {
-            cfg,
-            ues,
-            by_node,
-            queue: VecDeque::new(),
-            queue_bytes: 0,
-            lists: ReceiverLists::default(),
-            air: VecDeque::new(),
-            fates: VecDeque::new(),
-            busy_until: SimTime::ZERO,
-            agent: None,
-            out: VecDeque::new(),
-            metrics: LinkMetrics { rate_bps: cfg.rate_bps as f64, ..Default::default() },
-        }
+        Mbms { cfg, ues, by_node, hop: SerialHop::new(cfg.rate_bps), fates: VecDeque::new(), agent: None }
     }
 
     /// Puts `agent` at the Node-B buffer.
@@ -128,29 +109,26 @@ impl Mbms {
 
     fn view(&self) -> QueueView {
         QueueView {
-            backlog_bytes: self.queue_bytes,
-            backlog_packets: self.queue.len() as u64,
+            backlog_bytes: self.hop.queue_bytes,
+            backlog_packets: self.hop.queue.len() as u64,
             service_rate_bps: self.cfg.rate_bps as f64,
         }
     }
 
     /// Start every transmission that can start by `now`.
     fn advance(&mut self, now: SimTime) {
-        while self.busy_until <= now {
-            let Some((mut pkt, to)) = self.queue.pop_front() else { break };
-            self.queue_bytes -= pkt.size_bytes as u64;
+        while let Some((mut pkt, to)) = self.hop.next_to_send(now) {
             if let Some(mut agent) = self.agent.take() {
                 agent.on_dequeue(now, &self.view(), &mut pkt);
                 self.agent = Some(agent);
             }
             let tx = SimDur::transmission(pkt.size_bytes as u64, self.cfg.rate_bps);
-            let start = self.busy_until;
+            let start = self.hop.busy_until;
             let (end, fate) = match to {
                 Receivers::Many(nodes) => self.multicast(start, tx, &nodes),
                 Receivers::One(node) => self.unicast(start, tx, node),
             };
-            self.busy_until = end;
-            self.air.push_back((end + self.cfg.delay, pkt, fate));
+            self.hop.send(end, end + self.cfg.delay, pkt, fate);
         }
     }
 
@@ -160,7 +138,7 @@ impl Mbms {
         let attempts = self.cfg.unicast_attempts;
         let mut t = start;
         for _ in 0..attempts {
-            self.metrics.tx_units += 1;
+            self.hop.metrics.tx_units += 1;
             let lost = self.ue(node).lose(t);
             t += tx;
             if !lost {
@@ -183,7 +161,7 @@ impl Mbms {
             if self.fates.range(base..).all(|(_, f)| f.is_none()) {
                 break;
             }
-            self.metrics.tx_units += 1;
+            self.hop.metrics.tx_units += 1;
             for k in base..self.fates.len() {
                 let (node, fate) = self.fates[k];
                 if fate.is_some() && !self.ue(node).lose(t) {
@@ -203,8 +181,7 @@ impl Mbms {
 
     /// Hand over what has arrived by `now`.
     fn land_arrived(&mut self, now: SimTime) {
-        while self.air.front().is_some_and(|(at, _, _)| *at <= now) {
-            let (_, pkt, fate) = self.air.pop_front().expect("checked");
+        while let Some((pkt, fate)) = self.hop.landed(now) {
             match fate {
                 Fate::One(node, cause) => self.land(pkt, node, cause),
                 Fate::Many(n) => {
@@ -222,74 +199,58 @@ impl Mbms {
 
     fn land(&mut self, pkt: Packet, node: u32, cause: Option<DropCause>) {
         match cause {
-            Some(cause) => self.out.push_back(LinkOutput::Dropped { pkt, cause }),
-            None => {
-                self.metrics.tx_packets += 1;
-                self.metrics.tx_bytes += pkt.size_bytes as u64;
-                self.out.push_back(LinkOutput::Delivered { pkt, node });
-            }
+            Some(cause) => self.hop.drop(pkt, cause),
+            None => self.hop.deliver(pkt, node),
         }
     }
 }
 
 impl LinkModel for Mbms {
     fn enqueue(&mut self, now: SimTime, mut pkt: Packet, to: NextHop<'_>) -> Enqueued {
-        if self.busy_until < now {
-            self.busy_until = now; // the bearer was idle
+        self.hop.arrival(now);
+        if self.hop.queue.len() as u64 >= self.cfg.buffer_pkts {
+            return self.hop.overflow(pkt, to);
         }
-        if self.queue.len() as u64 >= self.cfg.buffer_pkts {
-            for _ in 1..to.copies() {
-                self.out.push_back(LinkOutput::Dropped { pkt: pkt.clone(), cause: DropCause::QueueOverflow });
-            }
-            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
-            return Enqueued::Drain;
-        }
-        let to = self.lists.receivers(to);
-        self.queue_bytes += pkt.size_bytes as u64;
         if let Some(mut agent) = self.agent.take() {
-            let view = QueueView { backlog_packets: self.queue.len() as u64 + 1, ..self.view() };
+            // The buffer as it is with this packet in it.
+            let view = QueueView {
+                backlog_packets: self.hop.queue.len() as u64 + 1,
+                backlog_bytes: self.hop.queue_bytes + pkt.size_bytes as u64,
+                ..self.view()
+            };
             agent.on_enqueue(now, &view, &mut pkt);
             self.agent = Some(agent);
         }
-        self.queue.push_back((pkt, to));
+        self.hop.accept(pkt, to);
         self.advance(now);
         Enqueued::Drain
     }
 
     fn handle_timeout(&mut self, now: SimTime) -> Woken {
-        if self.queue.is_empty() && self.busy_until < now {
-            self.busy_until = now;
-        }
+        self.hop.wake(now);
         self.advance(now);
         self.land_arrived(now);
         Woken::Drain
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        let next_tx = (!self.queue.is_empty()).then_some(self.busy_until);
-        let next_arrival = self.air.front().map(|(at, _, _)| *at);
-        next_tx.into_iter().chain(next_arrival).min()
+        self.hop.poll_timeout()
     }
 
     fn poll_output(&mut self) -> Option<LinkOutput> {
-        self.out.pop_front()
+        self.hop.poll_output()
     }
 
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
-        for (p, to) in &self.queue {
-            (0..to.copies()).for_each(|_| f(p));
-        }
-        for (_, p, fate) in &self.air {
-            (0..fate.copies()).for_each(|_| f(p));
-        }
+        self.hop.for_each_held(f)
     }
 
     fn metrics(&self, _now: SimTime) -> LinkMetrics {
-        LinkMetrics { queue_packets: self.queue.len() as u64, queue_bytes: self.queue_bytes, ..self.metrics }
+        self.hop.metrics()
     }
 
     fn next_packet_uid(&self) -> u64 {
-        self.air.front().map_or(0, |(_, p, _)| p.uid)
+        self.hop.next_packet_uid()
     }
 }
 
