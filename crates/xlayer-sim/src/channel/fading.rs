@@ -497,15 +497,15 @@ struct TtiSampler {
     /// Sub-samples per TTI and their spacing; 0 for Instantaneous.
     n: usize,
     step_s: f64,
-    /// Every path's oscillators in path order (TtiMean only; boxed, so that a channel
-    /// without fading costs its enum little).
-    lanes: Box<TtiLanes>,
+    /// Every path's oscillators in path order (TtiMean only; inline: what it points to is
+    /// one allocation).
+    lanes: TtiLanes,
 }
 
 impl TtiSampler {
     fn new(channel: Multipath, tti_s: f64, sampling: SnrSampling) -> Self {
         let (n, step_s) = sub_steps(tti_s, sampling);
-        let lanes = Box::new(if n > 0 { TtiLanes::new(&channel, n, step_s) } else { TtiLanes::default() });
+        let lanes = if n > 0 { TtiLanes::new(&channel, n, step_s) } else { TtiLanes::default() };
         TtiSampler { channel, n, step_s, lanes }
     }
 
@@ -547,7 +547,7 @@ thread_local! {
 }
 
 /// What a TTI computes on its way (`TtiLanes::start`, `tti_powers_body`): the phasors at
-/// the first sub-step, blocked like `TtiLanes::turn_c`; each oscillator's cosine at each
+/// the first sub-step, blocked like the turns in `TtiLanes`; each oscillator's cosine at each
 /// sub-step (`cosines[i · padded + k]`); then |h|² per path and sub-step
 /// (`power[path · padded + k]`). Entries past a TTI's `n` sub-steps are padding: written
 /// by no one, read into the padding of `power` only, which no one reads; the phasors of
@@ -597,22 +597,36 @@ type Lanes = [f64; LANES];
 /// same order as a path stepped oscillator by oscillator and sub-step by sub-step (each
 /// sum adds the oscillators in order, from 0), so the result is bit for bit the same;
 /// only independent operations run side by side.
+///
+/// What a TTI reads is one allocation, in the order it reads it: a W-CDMA cell walks
+/// 1,000 mobiles' channels a TTI, each evicted before its next TTI, and six vectors
+/// behind a box cost a line or two more each (their partial lines and headers) than
+/// 1,920 contiguous bytes.
 #[derive(Clone, Debug, Default)]
 pub(super) struct TtiLanes {
-    /// Oscillators per path, sub-steps, sub-steps rounded up to `LANES`.
+    /// Oscillators per path, sub-steps, sub-steps rounded up to `LANES`, oscillators.
     m: usize,
     n: usize,
     padded: usize,
-    /// Per oscillator (all paths, path-major): ω, start phase, amplitude (cos ψ, sin ψ).
-    omega: Vec<f64>,
-    phase: Vec<f64>,
-    amp_re: Vec<f64>,
-    amp_im: Vec<f64>,
-    /// (cos, sin)(ω·step) per block of `LANES` oscillators, the last padded with the
-    /// identity.
-    turn_c: Vec<Lanes>,
-    turn_s: Vec<Lanes>,
+    count: usize,
+    /// `Section`s of `blocks` blocks of `LANES` oscillators (all paths, path-major), the
+    /// last block padded: ω, start phase, (cos, sin)(ω·step) (padded with the identity),
+    /// amplitude (cos ψ, sin ψ) (padded with zeros).
+    data: Vec<Lanes>,
 }
+
+/// The sections of `TtiLanes::data`, in order.
+#[derive(Clone, Copy)]
+enum Section {
+    Omega,
+    Phase,
+    TurnC,
+    TurnS,
+    AmpRe,
+    AmpIm,
+}
+
+const SECTIONS: usize = 6;
 
 impl TtiLanes {
     pub(super) fn new(channel: &Multipath, n: usize, step_s: f64) -> Self {
@@ -620,39 +634,56 @@ impl TtiLanes {
         let m = paths[0].omega.len();
         assert!(paths.iter().all(|p| p.omega.len() == m), "every path has the same number of oscillators");
         let padded = n.div_ceil(LANES) * LANES;
-        let blocks = (paths.len() * m).div_ceil(LANES);
-        let omega: Vec<f64> = paths.iter().flat_map(|p| p.omega.iter().copied()).collect();
-        let (mut turn_c, mut turn_s) = (vec![[1.0; LANES]; blocks], vec![[0.0; LANES]; blocks]);
-        for (i, &w) in omega.iter().enumerate() {
+        let count = paths.len() * m;
+        let blocks = count.div_ceil(LANES);
+        let mut l = TtiLanes { m, n, padded, count, data: vec![[0.0; LANES]; SECTIONS * blocks] };
+        l.section_mut(Section::TurnC).fill(1.0);
+        let osc = paths.iter().flat_map(|p| p.omega.iter().zip(&p.phase).zip(&p.amp));
+        for (i, ((&w, &p), &(a, b))) in osc.enumerate() {
             let (s, c) = (w * step_s).sin_cos();
-            (turn_c[i / LANES][i % LANES], turn_s[i / LANES][i % LANES]) = (c, s);
+            for (section, x) in [
+                (Section::Omega, w),
+                (Section::Phase, p),
+                (Section::TurnC, c),
+                (Section::TurnS, s),
+                (Section::AmpRe, a),
+                (Section::AmpIm, b),
+            ] {
+                l.section_mut(section)[i] = x;
+            }
         }
-        TtiLanes {
-            m,
-            n,
-            padded,
-            phase: paths.iter().flat_map(|p| p.phase.iter().copied()).collect(),
-            amp_re: paths.iter().flat_map(|p| p.amp.iter().map(|a| a.0)).collect(),
-            amp_im: paths.iter().flat_map(|p| p.amp.iter().map(|a| a.1)).collect(),
-            omega,
-            turn_c,
-            turn_s,
-        }
+        l
     }
 
     /// Blocks of `LANES` oscillators (the last one padded).
     fn blocks(&self) -> usize {
-        self.turn_c.len()
+        self.data.len() / SECTIONS
     }
 
     /// Paths (each of `m` oscillators).
     fn paths(&self) -> usize {
-        self.amp_re.len() / self.m.max(1)
+        self.count / self.m.max(1)
+    }
+
+    fn blocks_of(&self, section: Section) -> &[Lanes] {
+        let b = self.blocks();
+        &self.data[section as usize * b..(section as usize + 1) * b]
+    }
+
+    /// One section's values, oscillator by oscillator (padding included).
+    fn section(&self, section: Section) -> &[f64] {
+        self.blocks_of(section).as_flattened()
+    }
+
+    fn section_mut(&mut self, section: Section) -> &mut [f64] {
+        let b = self.blocks();
+        self.data[section as usize * b..(section as usize + 1) * b].as_flattened_mut()
     }
 
     /// The phasors at the first sub-step of the TTI that starts at `t_s`, into `scratch`.
     pub(super) fn start(&self, t_s: f64, step_s: f64, scratch: &mut TtiScratch) {
-        let osc = self.omega.chunks(LANES).zip(self.phase.chunks(LANES));
+        let (omega, phase) = (&self.section(Section::Omega)[..self.count], &self.section(Section::Phase)[..self.count]);
+        let osc = omega.chunks(LANES).zip(phase.chunks(LANES));
         for ((re, im), (omega, phase)) in scratch.re.iter_mut().zip(&mut scratch.im).zip(osc) {
             for (((zr, zi), &w), &p) in re.iter_mut().zip(im.iter_mut()).zip(omega).zip(phase) {
                 let (s, c) = (w * (t_s + 0.5 * step_s) + p).sin_cos();
@@ -669,7 +700,8 @@ impl TtiLanes {
 pub(super) fn tti_powers_body<const W: usize>(l: &TtiLanes, scratch: &mut TtiScratch) {
     let (n, padded) = (l.n, l.padded);
     let TtiScratch { re, im, cosines, power } = scratch;
-    let blocks = re.iter().zip(im.iter()).zip(l.turn_c.iter().zip(&l.turn_s));
+    let turns = l.blocks_of(Section::TurnC).iter().zip(l.blocks_of(Section::TurnS));
+    let blocks = re.iter().zip(im.iter()).zip(turns);
     for (((re, im), (c, s)), rows) in blocks.zip(cosines.chunks_exact_mut(LANES * padded)) {
         for (h, rows) in rows.chunks_exact_mut(W * padded).enumerate() {
             let part = |x: &Lanes| -> [f64; W] { std::array::from_fn(|q| x[h * W + q]) };
@@ -689,7 +721,7 @@ pub(super) fn tti_powers_body<const W: usize>(l: &TtiLanes, scratch: &mut TtiScr
     }
     for (p, power) in power.chunks_exact_mut(padded).take(l.paths()).enumerate() {
         let osc = p * l.m..(p + 1) * l.m;
-        let (amp_re, amp_im) = (&l.amp_re[osc.clone()], &l.amp_im[osc.clone()]);
+        let (amp_re, amp_im) = (&l.section(Section::AmpRe)[osc.clone()], &l.section(Section::AmpIm)[osc.clone()]);
         let rows = &cosines[osc.start * padded..osc.end * padded];
         for (j, out) in power.chunks_exact_mut(W).enumerate() {
             let (mut re, mut im) = ([0.0; W], [0.0; W]);
