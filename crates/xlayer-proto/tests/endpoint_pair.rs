@@ -323,20 +323,20 @@ fn pair_without_work_is_idle_at_once_and_run_until_moves_the_clock() {
     assert_eq!((p.now(), p.run_until_idle(at_ms(8))), (at_ms(7), Some(at_ms(7))));
 }
 
-/// A TCP file transfer driven by hand (5 ms each way, two data segments lost once, so
-/// fast retransmit, window-limited sending and idle polls all occur), every drive made
-/// by `drive_step`: the transmits, in order and with their instants, and the sink's
-/// delivered bytes.
+/// A TCP file transfer driven by hand (5 ms each way; two data segments lost once, and
+/// the last one, so fast retransmit, a retransmission timeout, window-limited sending
+/// and idle polls all occur), every drive made by `drive_step`: the transmits, in order
+/// and with their instants, the sink's delivered bytes and the source's timeouts.
 fn hand_driven(
     mut drive_step: impl FnMut(&mut dyn Endpoint, SimTime, &mut Vec<Transmit>) -> Option<SimTime>,
-) -> (Vec<(SimTime, usize, Transmit)>, u64) {
+) -> (Vec<(SimTime, usize, Transmit)>, u64, u64) {
     let file = 300_000;
     let mut eps: [Box<dyn Endpoint>; 2] =
         [Box::new(TcpSource::new(&cfg(), Some(file))), Box::new(TcpSink::new(&cfg(), None))];
     let mut wake = [None; 2];
     // (arrival, receiving side, packet), in send order; a FIFO per direction.
     let mut wire: Vec<(SimTime, usize, Packet)> = Vec::new();
-    let mut lost = vec![20_000, 21_000];
+    let mut lost = vec![20_000, 21_000, file - 1000];
     let mut sent = Vec::new();
     let mut out = Vec::new();
     let mut now = SimTime::ZERO;
@@ -386,15 +386,16 @@ fn hand_driven(
             _ => break,
         }
     }
-    (sent, eps[1].app_delivered_bytes())
+    let timeouts = counters(&*eps[0]).into_iter().find(|&(n, _)| n == "timeouts").map_or(0, |(_, v)| v);
+    (sent, eps[1].app_delivered_bytes(), timeouts)
 }
 
 #[test]
 fn drive_into_makes_the_same_calls_as_drive() {
     use xlayer_proto::endpoint::drive;
-    let (by_drive, delivered) = hand_driven(|ep, now, out| drive(ep, now, |t| out.push(t)));
-    let (by_method, _) = hand_driven(|ep, now, out| ep.drive_into(now, out));
-    assert_eq!(delivered, 300_000, "the transfer completes");
+    let (by_drive, delivered, timeouts) = hand_driven(|ep, now, out| drive(ep, now, |t| out.push(t)));
+    let (by_method, _, _) = hand_driven(|ep, now, out| ep.drive_into(now, out));
+    assert_eq!((delivered, timeouts), (300_000, 1), "the transfer completes after one timeout");
     let retransmitted = by_drive.iter().filter(|(_, side, t)| *side == 0 && t.size_bytes > 40).count() - 300;
     assert!(retransmitted >= 2, "the losses were repaired: {retransmitted} segments resent");
     assert_eq!(by_drive, by_method);
