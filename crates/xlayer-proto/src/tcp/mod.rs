@@ -134,24 +134,6 @@ impl TcpSource {
     pub fn sender_mut(&mut self) -> &mut TcpSender {
         &mut self.tcp
     }
-
-    /// The next data segment with its full header: ACK|PSH, a fixed 65535-byte window
-    /// (the reverse direction carries no data, so the value is never used). Out of line,
-    /// so that a blocked poll answers without this function's entry and exit.
-    #[inline(never)]
-    fn transmit_next(&mut self, now: SimTime) -> Option<Transmit> {
-        let seg = self.tcp.poll_unblocked(now)?;
-        let h = TcpHeader {
-            seq: seg.seq,
-            ack: 0,
-            window_bytes: 65535,
-            flags: tcp_flags::ACK | tcp_flags::PSH,
-            payload_bytes: seg.payload_bytes,
-            ..TcpHeader::default()
-        };
-        let size_bytes = seg.payload_bytes + IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
-        Some(Transmit { size_bytes, transport: Transport::Tcp(h) })
-    }
 }
 
 impl Endpoint for TcpSource {
@@ -165,11 +147,20 @@ impl Endpoint for TcpSource {
         self.tcp.handle_timeout(now);
     }
 
+    /// A data segment with its full header: ACK|PSH, a fixed 65535-byte window (the
+    /// reverse direction carries no data, so the value is never used).
     fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
-        if self.tcp.blocked() {
-            return None; // the driver's closing poll, most of the time
-        }
-        self.transmit_next(now)
+        let seg = self.tcp.poll_transmit(now)?;
+        let h = TcpHeader {
+            seq: seg.seq,
+            ack: 0,
+            window_bytes: 65535,
+            flags: tcp_flags::ACK | tcp_flags::PSH,
+            payload_bytes: seg.payload_bytes,
+            ..TcpHeader::default()
+        };
+        let size_bytes = seg.payload_bytes + IPV4_HEADER_BYTES + TCP_HEADER_BYTES;
+        Some(Transmit { size_bytes, transport: Transport::Tcp(h) })
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {

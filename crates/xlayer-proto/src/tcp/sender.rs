@@ -75,11 +75,6 @@ pub struct TcpSender {
     /// at the last reduction: notices before that is acknowledged are not acted on.
     notice_enabled: bool,
     notice_high: u64,
-    /// The next poll answers `None` and changes nothing: set by a poll that sent new data
-    /// on the steady path and found the windows full for the segment after it, cleared
-    /// by every input. Saves the driver's closing poll its full work (one per ACK in a
-    /// window-limited flow).
-    blocked: bool,
 }
 
 impl TcpSender {
@@ -106,7 +101,6 @@ impl TcpSender {
             probe_send: None,
             notice_enabled: cfg.congestion_notice,
             notice_high: 0,
-            blocked: false,
         }
     }
 
@@ -116,7 +110,6 @@ impl TcpSender {
     /// not during loss recovery, which has reduced the window already. Nothing is
     /// retransmitted: no data was lost.
     pub fn on_congestion_notice(&mut self, now: SimTime) {
-        self.blocked = false;
         if !self.notice_enabled {
             return;
         }
@@ -133,19 +126,16 @@ impl TcpSender {
     /// The application makes `bytes` more bytes available (saturating; `u64::MAX` means
     /// an unbounded, greedy source).
     pub fn supply(&mut self, bytes: u64) {
-        self.blocked = false;
         self.supplied = self.supplied.saturating_add(bytes);
     }
 
     /// The application stops offering data: nothing beyond what was already sent will
     /// be sent (unacknowledged bytes are still retransmitted).
     pub fn close(&mut self) {
-        self.blocked = false;
         self.supplied = self.supplied.min(self.snd_max);
     }
 
     pub fn handle_ack(&mut self, now: SimTime, ack: &TcpHeader) {
-        self.blocked = false;
         let a = ack.ack;
         // Stale (reordered) ACKs and ACKs of bytes never sent are ignored entirely.
         if a < self.snd_una || a > self.snd_max {
@@ -246,7 +236,6 @@ impl TcpSender {
 
     /// Call when `now >= poll_timeout()`; early or spurious calls are ignored.
     pub fn handle_timeout(&mut self, now: SimTime) {
-        self.blocked = false;
         match self.timers.expired(now) {
             None => return,
             Some(TcpTimer::Probe) => return self.on_probe_timeout(now),
@@ -300,34 +289,7 @@ impl TcpSender {
     }
 
     /// The next data segment to send, if the windows allow one. Call until `None`.
-    #[inline]
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
-        if self.blocked {
-            #[cfg(debug_assertions)]
-            self.check_blocked(now);
-            return None;
-        }
-        self.poll_unblocked(now)
-    }
-
-    /// The next poll answers `None` and changes nothing (the answer costs a flag test).
-    #[inline]
-    pub(super) fn blocked(&self) -> bool {
-        self.blocked
-    }
-
-    /// Debug builds: the full poll of a blocked sender would answer `None` and change
-    /// neither the timers nor the persist allowance (its only other effects).
-    #[cfg(debug_assertions)]
-    fn check_blocked(&self, now: SimTime) {
-        let mut full = self.clone();
-        assert_eq!(full.poll_unblocked(now), None, "a blocked sender has a segment to send");
-        assert_eq!((full.timers, full.probe_pending), (self.timers, self.probe_pending));
-    }
-
-    /// [`poll_transmit`](Self::poll_transmit) when not [`blocked`](Self::blocked).
-    #[inline]
-    pub(super) fn poll_unblocked(&mut self, now: SimTime) -> Option<Segment> {
         if self.probe_send.is_some() {
             if let Some(seg) = self.send_probe(now) {
                 return Some(seg);
@@ -364,18 +326,7 @@ impl TcpSender {
         let cwnd_ok = pipe + len <= window;
         let rwnd_ok = self.snd_nxt + len <= self.snd_una + self.rwnd;
         if cwnd_ok && rwnd_ok {
-            let seg = self.send_next(now, len, !steady);
-            if steady {
-                // What the next poll would find: the same steady path (nothing it reads
-                // but snd_nxt has changed, and recovery was not told), with no probe
-                // pending and data in flight, so a full window answers `None` and arms
-                // nothing.
-                let avail = self.supplied - self.snd_nxt;
-                let len = avail.min(self.mss);
-                self.blocked =
-                    avail == 0 || self.bytes_in_flight() + len > cwnd || self.snd_nxt + len > self.snd_una + self.rwnd;
-            }
-            return Some(seg);
+            return Some(self.send_next(now, len, !steady));
         }
         // cwnd >= SMSS always, so with nothing in flight only the receiver window can
         // block us: arm the persist timer (reusing the RTO) so we cannot deadlock.
