@@ -7,7 +7,9 @@ use xlayer_proto::app::{cbr_interval, CbrSource, UdpSink};
 use xlayer_proto::packet::tcp_flags;
 use xlayer_proto::tcp::{TcpConfig, TcpSink, TcpSource};
 use xlayer_proto::testing::{gauges, Pair, Side, ToyLink, TraceEntry, Traced};
-use xlayer_proto::{AppCommand, Dir, Endpoint, Packet, SimDur, SimTime, TcpHeader, Transport};
+use xlayer_proto::{
+    Addr, AppCommand, Dir, Endpoint, FlowId, Packet, SimDur, SimTime, TcpHeader, TrafficClass, Transmit, Transport,
+};
 
 fn ms(v: u64) -> SimDur {
     SimDur::from_millis(v)
@@ -319,4 +321,82 @@ fn pair_without_work_is_idle_at_once_and_run_until_moves_the_clock() {
     assert!(!p.step());
     p.run_until(at_ms(7));
     assert_eq!((p.now(), p.run_until_idle(at_ms(8))), (at_ms(7), Some(at_ms(7))));
+}
+
+/// A TCP file transfer driven by hand (5 ms each way; two data segments lost once, and
+/// the last one, so fast retransmit, a retransmission timeout, window-limited sending
+/// and idle polls all occur), every drive made by `drive_step`: the transmits, in order
+/// and with their instants, the sink's delivered bytes and the source's timeouts.
+fn hand_driven(
+    mut drive_step: impl FnMut(&mut dyn Endpoint, SimTime, &mut Vec<Transmit>) -> Option<SimTime>,
+) -> (Vec<(SimTime, usize, Transmit)>, u64, u64) {
+    let file = 300_000;
+    let mut eps: [Box<dyn Endpoint>; 2] =
+        [Box::new(TcpSource::new(&cfg(), Some(file))), Box::new(TcpSink::new(&cfg(), None))];
+    let mut wake = [None; 2];
+    // (arrival, receiving side, packet), in send order; a FIFO per direction.
+    let mut wire: Vec<(SimTime, usize, Packet)> = Vec::new();
+    let mut lost = vec![20_000, 21_000, file - 1000];
+    let mut sent = Vec::new();
+    let mut out = Vec::new();
+    let mut now = SimTime::ZERO;
+    eps[0].command(now, AppCommand::Start);
+    let mut input = Some(0);
+    for _ in 0..100_000 {
+        if let Some(side) = input.take() {
+            wake[side] = drive_step(&mut *eps[side], now, &mut out);
+            for t in out.drain(..) {
+                sent.push((now, side, t.clone()));
+                let dir = if side == 0 { Dir::Forward } else { Dir::Reverse };
+                let pkt = Packet {
+                    uid: sent.len() as u64,
+                    flow: FlowId(0),
+                    dir,
+                    src: Addr(side as u32),
+                    dst: Addr(1 - side as u32),
+                    size_bytes: t.size_bytes,
+                    sent_at: now,
+                    class: TrafficClass::default(),
+                    transport: t.transport,
+                    notes: None,
+                };
+                let seq = pkt.tcp().map(|h| h.seq);
+                if side == 0 && seq.is_some_and(|s| lost.contains(&s)) {
+                    lost.retain(|&s| Some(s) != seq);
+                    continue;
+                }
+                wire.push((now + ms(5), 1 - side, pkt));
+            }
+        }
+        // The next thing to happen: the earliest arrival (the first sent on ties), else
+        // the earliest wake-up.
+        let arrival = wire.iter().enumerate().min_by_key(|(i, (at, _, _))| (*at, *i)).map(|(i, w)| (w.0, i));
+        let due = (0..2).filter_map(|s| wake[s].map(|d: SimTime| (d, s))).min();
+        match (arrival, due) {
+            (Some((at, i)), d) if d.is_none_or(|(d, _)| at <= d) => {
+                let (at, side, pkt) = wire.remove(i);
+                now = at;
+                eps[side].handle_packet(now, &pkt);
+                input = Some(side);
+            }
+            (_, Some((d, side))) => {
+                now = now.max(d);
+                input = Some(side);
+            }
+            _ => break,
+        }
+    }
+    let timeouts = counters(&*eps[0]).into_iter().find(|&(n, _)| n == "timeouts").map_or(0, |(_, v)| v);
+    (sent, eps[1].app_delivered_bytes(), timeouts)
+}
+
+#[test]
+fn drive_into_makes_the_same_calls_as_drive() {
+    use xlayer_proto::endpoint::drive;
+    let (by_drive, delivered, timeouts) = hand_driven(|ep, now, out| drive(ep, now, |t| out.push(t)));
+    let (by_method, _, _) = hand_driven(|ep, now, out| ep.drive_into(now, out));
+    assert_eq!((delivered, timeouts), (300_000, 1), "the transfer completes after one timeout");
+    let retransmitted = by_drive.iter().filter(|(_, side, t)| *side == 0 && t.size_bytes > 40).count() - 300;
+    assert!(retransmitted >= 2, "the losses were repaired: {retransmitted} segments resent");
+    assert_eq!(by_drive, by_method);
 }

@@ -149,6 +149,7 @@ impl Endpoint for TcpSource {
 
     /// A data segment with its full header: ACK|PSH, a fixed 65535-byte window (the
     /// reverse direction carries no data, so the value is never used).
+    #[inline]
     fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         let seg = self.tcp.poll_transmit(now)?;
         let h = TcpHeader {
@@ -163,6 +164,7 @@ impl Endpoint for TcpSource {
         Some(Transmit { size_bytes, transport: Transport::Tcp(h) })
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<SimTime> {
         self.tcp.poll_timeout()
     }
@@ -241,12 +243,14 @@ impl Endpoint for TcpSink {
         self.tcp.handle_timeout(now);
     }
 
+    #[inline]
     fn poll_transmit(&mut self, now: SimTime) -> Option<Transmit> {
         let h = self.tcp.poll_transmit(now)?;
         // RFC 2018 §3: SACK options make the header (and the ACK) longer.
         Some(Transmit { size_bytes: IPV4_HEADER_BYTES + h.header_bytes(), transport: Transport::Tcp(h) })
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<SimTime> {
         self.tcp.poll_timeout()
     }
