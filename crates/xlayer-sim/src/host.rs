@@ -7,7 +7,7 @@ use crate::engine::Lane;
 use crate::stats::{FlowStats, TxStats};
 use crate::world::{Event, World};
 use xlayer_proto::agents::CrossLayerInfo;
-use xlayer_proto::endpoint::{self, AppCommand, Endpoint};
+use xlayer_proto::endpoint::{AppCommand, Endpoint};
 use xlayer_proto::{Addr, Dir, FlowId, Packet, SimTime, TrafficClass};
 
 /// Everything the world needs to add a flow: what `scenario::registry` makes from a flow
@@ -190,7 +190,7 @@ impl World {
         let now = self.now;
         let mut out = std::mem::take(&mut self.outbox);
         let e = &mut self.endpoints[endpoint as usize];
-        let deadline = endpoint::drive(&mut *e.ep, now, |t| out.push(t));
+        let deadline = e.ep.drive_into(now, &mut out);
         let (flow, node, role) = (e.flow, e.node, e.role);
         let f = &self.flows[flow as usize];
         let (dir, dst) = if role == 0 { (Dir::Forward, f.dst) } else { (Dir::Reverse, Addr(f.src)) };
