@@ -578,7 +578,7 @@ impl TtiScratch {
     }
 
     /// |h|² per path and sub-step (`[path · padded + k]`; past `n`, padding).
-    #[cfg(test)]
+    #[cfg(all(test, target_arch = "x86_64"))]
     pub(super) fn powers(&self, l: &TtiLanes) -> &[f64] {
         &self.power[..l.paths() * l.padded]
     }
