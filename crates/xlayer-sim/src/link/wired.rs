@@ -50,7 +50,8 @@ pub struct WiredDir {
     pub tx_packets: u64,
     pub tx_bytes: u64,
     pub limit: QueueLimit,
-    /// Boxed: most directions have none, and it is larger than the rest of the line.
+    /// Boxed: most directions have none, and inline it made every direction 88 bytes
+    /// larger.
     pub loss: Option<Box<LossProcess>>,
     /// Drops, for `poll_output`.
     out: VecDeque<LinkOutput>,
