@@ -472,7 +472,8 @@ impl FrameErrors {
     }
 
     /// Is the TTI that starts at `t_s` in error? TTIs are queried in increasing order
-    /// (may skip TTIs). The generator is stateless in time, so skipping costs nothing.
+    /// (may skip TTIs). The generator is a closed form of time: a skipped TTI changes no
+    /// value, and costs only the exact phasors the next TTI starts from.
     pub fn frame_in_error(&mut self, t_s: f64) -> bool {
         debug_assert!(t_s >= self.last_t_s, "TTIs must be queried in increasing order");
         self.last_t_s = t_s;
@@ -497,29 +498,44 @@ struct TtiSampler {
     /// Sub-samples per TTI and their spacing; 0 for Instantaneous.
     n: usize,
     step_s: f64,
-    /// Every path's oscillators in path order (TtiMean only; inline: what it points to is
-    /// one allocation).
+    /// Every path's oscillators in path order, with the phasors carried from TTI to TTI
+    /// (TtiMean only; inline: what it points to is one allocation).
     lanes: TtiLanes,
+    /// The start of the TTI the carried phasors are at, and the TTIs sampled since the
+    /// last exact anchor (0: none yet).
+    next_t: f64,
+    steps: u32,
 }
 
 impl TtiSampler {
     fn new(channel: Multipath, tti_s: f64, sampling: SnrSampling) -> Self {
         let (n, step_s) = sub_steps(tti_s, sampling);
         let lanes = if n > 0 { TtiLanes::new(&channel, n, step_s) } else { TtiLanes::default() };
-        TtiSampler { channel, n, step_s, lanes }
+        TtiSampler { channel, n, step_s, lanes, next_t: 0.0, steps: 0 }
     }
 
     /// TtiMean: for each path, the mean of |h|² at t0 + (k + ½)·step, k = 0..n
-    /// (midpoint rule), then the mean over paths. Each oscillator's phasor is rotated by
-    /// ω·step per sub-step, so a TTI costs one `sin_cos` per oscillator instead of n `cos`.
+    /// (midpoint rule), then the mean over paths. Each oscillator's phasor turns by
+    /// ω·step a sub-step, and on into the next TTI, as `JakesGrid`'s do from slot to
+    /// slot: a TTI that follows the last one sampled costs no `sin_cos`. Any other TTI,
+    /// and every `REANCHOR`-th, starts from exact `sin_cos` phasors, so rounding cannot
+    /// drift (its gains then are bit for bit those of a fresh sampler).
     fn sample(&mut self, t_s: f64) -> f64 {
         if self.n == 0 {
             return self.channel.gain(t_s);
         }
-        let (n, l) = (self.n, &self.lanes);
+        let tti_s = self.step_s * self.n as f64;
+        let next = self.steps > 0 && self.steps < REANCHOR && (t_s - self.next_t).abs() <= 1e-9 * tti_s;
+        if next {
+            self.steps += 1;
+        } else {
+            self.lanes.anchor(&self.channel, t_s, self.step_s);
+            self.steps = 1;
+        }
+        self.next_t = t_s + tti_s;
+        let (n, l) = (self.n, &mut self.lanes);
         let sum: f64 = TTI_SCRATCH.with_borrow_mut(|scratch| {
             scratch.fit(l);
-            l.start(t_s, self.step_s, scratch);
             super::lanes::tti_powers(l, scratch);
             scratch
                 .power
@@ -546,16 +562,12 @@ thread_local! {
     static TTI_SCRATCH: RefCell<TtiScratch> = RefCell::default();
 }
 
-/// What a TTI computes on its way (`TtiLanes::start`, `tti_powers_body`): the phasors at
-/// the first sub-step, blocked like the turns in `TtiLanes`; each oscillator's cosine at each
+/// What a TTI computes on its way (`tti_powers_body`): each oscillator's cosine at each
 /// sub-step (`cosines[i · padded + k]`); then |h|² per path and sub-step
 /// (`power[path · padded + k]`). Entries past a TTI's `n` sub-steps are padding: written
-/// by no one, read into the padding of `power` only, which no one reads; the phasors of
-/// the last block's padding lanes turn unread.
+/// by no one, read into the padding of `power` only, which no one reads.
 #[derive(Debug, Default)]
 pub(super) struct TtiScratch {
-    re: Vec<Lanes>,
-    im: Vec<Lanes>,
     cosines: Vec<f64>,
     power: Vec<f64>,
 }
@@ -563,12 +575,7 @@ pub(super) struct TtiScratch {
 impl TtiScratch {
     /// Room for `l`'s layout (never shrinks: samplers of other layouts share it).
     pub(super) fn fit(&mut self, l: &TtiLanes) {
-        let blocks = l.blocks();
-        let (cosines, power) = (blocks * LANES * l.padded, l.paths() * l.padded);
-        if self.re.len() < blocks {
-            self.re.resize(blocks, [1.0; LANES]);
-            self.im.resize(blocks, [0.0; LANES]);
-        }
+        let (cosines, power) = (l.blocks() * LANES * l.padded, l.paths() * l.padded);
         if self.cosines.len() < cosines {
             self.cosines.resize(cosines, 0.0);
         }
@@ -601,7 +608,8 @@ type Lanes = [f64; LANES];
 /// What a TTI reads is one allocation, in the order it reads it: a W-CDMA cell walks
 /// 1,000 mobiles' channels a TTI, each evicted before its next TTI, and six vectors
 /// behind a box cost a line or two more each (their partial lines and headers) than
-/// 1,920 contiguous bytes.
+/// 1,920 contiguous bytes. A TTI reads all of it and writes the phasors it carries to
+/// the next.
 #[derive(Clone, Debug, Default)]
 pub(super) struct TtiLanes {
     /// Oscillators per path, sub-steps, sub-steps rounded up to `LANES`, oscillators.
@@ -610,7 +618,8 @@ pub(super) struct TtiLanes {
     padded: usize,
     count: usize,
     /// `Section`s of `blocks` blocks of `LANES` oscillators (all paths, path-major), the
-    /// last block padded: ω, start phase, (cos, sin)(ω·step) (padded with the identity),
+    /// last block padded: the phasors at the next TTI's first sub-step (padded with
+    /// unit phasors, which turn unread), (cos, sin)(ω·step) (padded with the identity),
     /// amplitude (cos ψ, sin ψ) (padded with zeros).
     data: Vec<Lanes>,
 }
@@ -618,8 +627,8 @@ pub(super) struct TtiLanes {
 /// The sections of `TtiLanes::data`, in order.
 #[derive(Clone, Copy)]
 enum Section {
-    Omega,
-    Phase,
+    Re,
+    Im,
     TurnC,
     TurnS,
     AmpRe,
@@ -637,18 +646,12 @@ impl TtiLanes {
         let count = paths.len() * m;
         let blocks = count.div_ceil(LANES);
         let mut l = TtiLanes { m, n, padded, count, data: vec![[0.0; LANES]; SECTIONS * blocks] };
+        l.section_mut(Section::Re).fill(1.0);
         l.section_mut(Section::TurnC).fill(1.0);
-        let osc = paths.iter().flat_map(|p| p.omega.iter().zip(&p.phase).zip(&p.amp));
-        for (i, ((&w, &p), &(a, b))) in osc.enumerate() {
+        let osc = paths.iter().flat_map(|p| p.omega.iter().zip(&p.amp));
+        for (i, (&w, &(a, b))) in osc.enumerate() {
             let (s, c) = (w * step_s).sin_cos();
-            for (section, x) in [
-                (Section::Omega, w),
-                (Section::Phase, p),
-                (Section::TurnC, c),
-                (Section::TurnS, s),
-                (Section::AmpRe, a),
-                (Section::AmpIm, b),
-            ] {
+            for (section, x) in [(Section::TurnC, c), (Section::TurnS, s), (Section::AmpRe, a), (Section::AmpIm, b)] {
                 l.section_mut(section)[i] = x;
             }
         }
@@ -680,28 +683,37 @@ impl TtiLanes {
         self.data[section as usize * b..(section as usize + 1) * b].as_flattened_mut()
     }
 
-    /// The phasors at the first sub-step of the TTI that starts at `t_s`, into `scratch`.
-    pub(super) fn start(&self, t_s: f64, step_s: f64, scratch: &mut TtiScratch) {
-        let (omega, phase) = (&self.section(Section::Omega)[..self.count], &self.section(Section::Phase)[..self.count]);
-        let osc = omega.chunks(LANES).zip(phase.chunks(LANES));
-        for ((re, im), (omega, phase)) in scratch.re.iter_mut().zip(&mut scratch.im).zip(osc) {
-            for (((zr, zi), &w), &p) in re.iter_mut().zip(im.iter_mut()).zip(omega).zip(phase) {
-                let (s, c) = (w * (t_s + 0.5 * step_s) + p).sin_cos();
-                (*zr, *zi) = (c, s);
-            }
+    /// The carried phasors (re, im), to write, and the turns (cos, sin), to read.
+    fn phasors_and_turns(&mut self) -> (&mut [Lanes], &mut [Lanes], &[Lanes], &[Lanes]) {
+        let b = self.blocks();
+        let (phasors, rest) = self.data.split_at_mut(Section::TurnC as usize * b);
+        let (re, im) = phasors.split_at_mut(Section::Im as usize * b);
+        let (c, s) = rest[..2 * b].split_at(b);
+        (re, im, c, s)
+    }
+
+    /// The exact phasors at the first sub-step of the TTI that starts at `t_s`.
+    pub(super) fn anchor(&mut self, channel: &Multipath, t_s: f64, step_s: f64) {
+        let (re, im, _, _) = self.phasors_and_turns();
+        let osc = channel.paths.iter().flat_map(|p| p.omega.iter().zip(&p.phase));
+        for ((zr, zi), (&w, &p)) in re.as_flattened_mut().iter_mut().zip(im.as_flattened_mut()).zip(osc) {
+            let (s, c) = (w * (t_s + 0.5 * step_s) + p).sin_cos();
+            (*zr, *zi) = (c, s);
         }
     }
 }
 
-/// `TtiScratch::power` from the phasors at the first sub-step (see `TtiLanes`), `W`
-/// oscillators or sub-steps side by side (`W` divides `LANES`: as many as the registers
-/// hold without spilling); compiled once per instruction set by `lanes`.
+/// `TtiScratch::power` from the phasors at the first sub-step (see `TtiLanes`), which
+/// are left turned to the next TTI's; `W` oscillators or sub-steps side by side (`W`
+/// divides `LANES`: as many as the registers hold without spilling); compiled once per
+/// instruction set by `lanes`.
 #[inline(always)]
-pub(super) fn tti_powers_body<const W: usize>(l: &TtiLanes, scratch: &mut TtiScratch) {
+pub(super) fn tti_powers_body<const W: usize>(l: &mut TtiLanes, scratch: &mut TtiScratch) {
     let (n, padded) = (l.n, l.padded);
-    let TtiScratch { re, im, cosines, power } = scratch;
-    let turns = l.blocks_of(Section::TurnC).iter().zip(l.blocks_of(Section::TurnS));
-    let blocks = re.iter().zip(im.iter()).zip(turns);
+    let TtiScratch { cosines, power } = scratch;
+    let (re, im, c, s) = l.phasors_and_turns();
+    let turns = c.iter().zip(s);
+    let blocks = re.iter_mut().zip(im.iter_mut()).zip(turns);
     for (((re, im), (c, s)), rows) in blocks.zip(cosines.chunks_exact_mut(LANES * padded)) {
         for (h, rows) in rows.chunks_exact_mut(W * padded).enumerate() {
             let part = |x: &Lanes| -> [f64; W] { std::array::from_fn(|q| x[h * W + q]) };
@@ -717,6 +729,8 @@ pub(super) fn tti_powers_body<const W: usize>(l: &TtiLanes, scratch: &mut TtiScr
                     std::array::from_fn(|q| zi[q] * c[q] + zr[q] * s[q]),
                 );
             }
+            re[h * W..(h + 1) * W].copy_from_slice(&zr);
+            im[h * W..(h + 1) * W].copy_from_slice(&zi);
         }
     }
     for (p, power) in power.chunks_exact_mut(padded).take(l.paths()).enumerate() {
@@ -955,6 +969,35 @@ mod tests {
                 let want = tti_mean_path_by_path(&channel, t, step_s, n);
                 assert_eq!(sampler.sample(t).to_bits(), want.to_bits(), "{paths} paths, {n} sub-steps, t = {t}");
             }
+        }
+    }
+
+    /// Consecutive TTIs turn the phasors on: within rounding of the exact phasors a
+    /// fresh sampler starts from, bit for bit those after a skipped TTI, a repeated one
+    /// or `REANCHOR` TTIs on the grid.
+    #[test]
+    fn carried_phasors_stay_on_the_exact_ones_and_reanchor() {
+        let (tti, step) = (0.020, SnrSampling::TtiMean { step_s: 0.001 });
+        let channel = Multipath::new(2, 5.0, FRAME_ERROR_OSCILLATORS, &mut stream(3, 0, "fading:carry"));
+        let mut carried = TtiSampler::new(channel.clone(), tti, step);
+        let exact = |t: f64| TtiSampler::new(channel.clone(), tti, step).sample(t);
+        let (mut worst, mut same) = (0.0f64, 0);
+        let t0 = 1234.5;
+        for k in 0..3 * REANCHOR as u64 {
+            let t = t0 + k as f64 * tti;
+            let (got, want) = (carried.sample(t), exact(t));
+            if k % REANCHOR as u64 == 0 {
+                assert_eq!(got.to_bits(), want.to_bits(), "re-anchored at TTI {k}");
+            }
+            same += usize::from(got == want);
+            worst = worst.max(((got - want) / want).abs());
+        }
+        println!("carried TTI means: {same} of {} bit for bit, worst relative error {worst:e}", 3 * REANCHOR);
+        assert!(worst < 1e-10, "carried TTI means drift from the exact ones: {worst:e}");
+        assert!(same < 3 * REANCHOR as usize / 2, "the phasors were not carried ({same} equal)");
+        // Off the grid (a skipped TTI), the same TTI again: exact phasors.
+        for t in [t0 + 3.0 * REANCHOR as f64 * tti + 5.0 * tti, t0 + 3.0 * REANCHOR as f64 * tti + 5.0 * tti] {
+            assert_eq!(carried.sample(t).to_bits(), exact(t).to_bits(), "t = {t}");
         }
     }
 

@@ -24,7 +24,7 @@ fn avx2() -> bool {
 }
 
 /// One TTI's sub-step powers (`fading::tti_powers_body`).
-pub(super) fn tti_powers(l: &TtiLanes, scratch: &mut TtiScratch) {
+pub(super) fn tti_powers(l: &mut TtiLanes, scratch: &mut TtiScratch) {
     #[cfg(target_arch = "x86_64")]
     if avx2() {
         // SAFETY: the CPU has AVX2 (checked just above).
@@ -35,7 +35,7 @@ pub(super) fn tti_powers(l: &TtiLanes, scratch: &mut TtiScratch) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn tti_powers_avx2(l: &TtiLanes, scratch: &mut TtiScratch) {
+unsafe fn tti_powers_avx2(l: &mut TtiLanes, scratch: &mut TtiScratch) {
     tti_powers_body::<8>(l, scratch)
 }
 
@@ -70,20 +70,24 @@ mod tests {
             return;
         }
         // 2 paths × 20 oscillators, 20 sub-steps (Koga's); 3 × 20 with 7 (padding).
+        // Three TTIs from each anchor: the phasors each leaves to the next compared too.
         for (paths, n, step) in [(2, 20, 0.001), (3, 7, 0.0029), (1, 1, 0.01)] {
             let channel = Multipath::new(paths, 5.0, 20, &mut stream(9, 0, "lanes"));
-            let lanes = TtiLanes::new(&channel, n, step);
+            let mut base_lanes = TtiLanes::new(&channel, n, step);
+            let mut fast_lanes = base_lanes.clone();
             let (mut base, mut fast) = (TtiScratch::default(), TtiScratch::default());
-            base.fit(&lanes);
-            fast.fit(&lanes);
+            base.fit(&base_lanes);
+            fast.fit(&fast_lanes);
             for t in [0.0, 1.25, 61.7, 3_000.0] {
-                lanes.start(t, step, &mut base);
-                lanes.start(t, step, &mut fast);
-                tti_powers_body::<4>(&lanes, &mut base);
-                // SAFETY: the CPU has AVX2 (checked above).
-                unsafe { tti_powers_avx2(&lanes, &mut fast) };
-                let (a, b) = (base.powers(&lanes), fast.powers(&lanes));
-                assert_eq!(bits(a), bits(b), "{paths} paths, {n} sub-steps, t = {t}");
+                base_lanes.anchor(&channel, t, step);
+                fast_lanes.anchor(&channel, t, step);
+                for k in 0..3 {
+                    tti_powers_body::<4>(&mut base_lanes, &mut base);
+                    // SAFETY: the CPU has AVX2 (checked above).
+                    unsafe { tti_powers_avx2(&mut fast_lanes, &mut fast) };
+                    let (a, b) = (base.powers(&base_lanes), fast.powers(&fast_lanes));
+                    assert_eq!(bits(a), bits(b), "{paths} paths, {n} sub-steps, t = {t}, TTI {k}");
+                }
             }
         }
     }
