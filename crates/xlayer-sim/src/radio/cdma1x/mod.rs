@@ -23,7 +23,9 @@
 //!
 //! Events: a mobile is woken at frame boundaries only while it has something to send
 //! (and not during a zero-rate segment: it skips to the segment's end), when a frame
-//! arrives, and when a packet's delay ends. An idle bearer never ticks.
+//! arrives, and when a packet's delay ends. An idle bearer never ticks. The mobiles are
+//! indexed by what each has due next, so an event visits the due ones only and its cost
+//! does not grow with the cell.
 
 pub mod rate;
 pub mod spec;
@@ -33,7 +35,7 @@ pub use spec::Cdma1xSpec;
 use crate::engine::{uniform, Rng};
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use rate::{RateConfig, RateFn};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
@@ -112,6 +114,8 @@ struct Mobile {
     planned: Option<(u64, SimTime)>,
     /// Received in order, waiting out `delay`: (due, packet).
     landing: VecDeque<(SimTime, Packet)>,
+    /// Its key in `Cdma1x::due` (`None`: nothing due).
+    indexed: Option<SimTime>,
 }
 
 impl Mobile {
@@ -133,6 +137,9 @@ impl Mobile {
 pub struct Cdma1x {
     cfg: Cdma1xConfig,
     mobiles: Vec<Mobile>,
+    /// Mobiles by what each has due next (`Mobile::due`); the earliest first, the lower
+    /// index first at one instant, as a scan of every mobile would take them.
+    due: BTreeSet<(SimTime, u32)>,
     /// (node, mobile), sorted by node.
     by_node: Vec<(u32, usize)>,
     out: VecDeque<LinkOutput>,
@@ -167,18 +174,35 @@ impl Cdma1x {
                 next_index: 0,
                 planned: None,
                 landing: VecDeque::new(),
+                indexed: None,
             })
             .collect();
         let mut by_node: Vec<(u32, usize)> = receivers.iter().enumerate().map(|(m, &n)| (n, m)).collect();
         by_node.sort_unstable();
         let rate_bps = cfg.rate.mean_rate_bps() * receivers.len() as f64;
-        Cdma1x { cfg, mobiles, by_node, out: VecDeque::new(), metrics: LinkMetrics { rate_bps, ..Default::default() } }
+        let metrics = LinkMetrics { rate_bps, ..Default::default() };
+        Cdma1x { cfg, mobiles, due: BTreeSet::new(), by_node, out: VecDeque::new(), metrics }
     }
 
     /// The earliest mobile with something due strictly before `now` (or at it).
     fn next_due(&self, now: SimTime, inclusive: bool) -> Option<(SimTime, usize)> {
-        let due = self.mobiles.iter().enumerate().filter_map(|(m, mob)| mob.due().map(|t| (t, m))).min()?;
-        (due.0 < now || (inclusive && due.0 == now)).then_some(due)
+        let &(t, m) = self.due.first()?;
+        (t < now || (inclusive && t == now)).then_some((t, m as usize))
+    }
+
+    /// Re-index mobile `m` after a change to what it has due.
+    fn reindex(&mut self, m: usize) {
+        let mob = &mut self.mobiles[m];
+        let due = mob.due();
+        if due != mob.indexed {
+            if let Some(old) = mob.indexed {
+                self.due.remove(&(old, m as u32));
+            }
+            if let Some(new) = due {
+                self.due.insert((new, m as u32));
+            }
+            mob.indexed = due;
+        }
     }
 
     fn advance(&mut self, now: SimTime, inclusive: bool) {
@@ -206,6 +230,7 @@ impl Cdma1x {
             self.send_frame(m, k, start);
         }
         self.plan(m, t);
+        self.reindex(m);
     }
 
     /// A frame reached the mobile: lost ranges go back for a retransmission, or are
@@ -308,6 +333,7 @@ impl Cdma1x {
         mob.held.push_back(Held { start: mob.stream_end, end: mob.stream_end + size, doomed: false, pkt });
         mob.stream_end += size;
         self.plan(m, now);
+        self.reindex(m);
     }
 }
 
@@ -327,7 +353,7 @@ impl LinkModel for Cdma1x {
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.mobiles.iter().filter_map(Mobile::due).min()
+        self.due.first().map(|&(t, _)| t)
     }
 
     fn poll_output(&mut self) -> Option<LinkOutput> {
@@ -367,6 +393,11 @@ mod tests {
     use xlayer_proto::{Addr, FlowId};
 
     fn link(fer: f64, max_retx: u8, rate_bps: u64) -> Cdma1x {
+        cell(fer, max_retx, rate_bps, &[7])
+    }
+
+    /// A bearer to each of `nodes`.
+    fn cell(fer: f64, max_retx: u8, rate_bps: u64, nodes: &[u32]) -> Cdma1x {
         let cfg = Cdma1xConfig {
             frame: SimDur::from_millis(20),
             buffer_bytes: 10_000,
@@ -383,13 +414,59 @@ mod tests {
                 episode_rate_bps: 0,
             }),
         };
-        let s = |p: &str| stream(1, 0, p);
-        let streams = vec![MobileStreams { chain: s("c"), episodes: s("e"), fer: s("f"), loss: s("l") }];
-        Cdma1x::new(cfg, &[7], streams)
+        let streams = nodes
+            .iter()
+            .map(|n| {
+                let s = |p: &str| stream(1, 0, &format!("{p}{n}"));
+                MobileStreams { chain: s("c"), episodes: s("e"), fer: s("f"), loss: s("l") }
+            })
+            .collect();
+        Cdma1x::new(cfg, nodes, streams)
     }
 
     fn pkt(uid: u64) -> Packet {
         Packet::udp(uid, FlowId(0), Addr(0), Addr(7), 540, uid)
+    }
+
+    /// What a scan of every mobile would find next, and the mobiles the index holds.
+    fn check_index(l: &Cdma1x) {
+        let scan = l.mobiles.iter().enumerate().filter_map(|(m, mob)| mob.due().map(|t| (t, m as u32)));
+        assert_eq!(
+            l.due.iter().copied().collect::<Vec<_>>(),
+            scan.collect::<BTreeSet<_>>().into_iter().collect::<Vec<_>>()
+        );
+        assert_eq!(l.poll_timeout(), l.mobiles.iter().filter_map(Mobile::due).min());
+    }
+
+    /// Packets for six mobiles arriving between frames, frames lost and resent: after
+    /// every enqueue and wake-up the index holds exactly each mobile's next due instant.
+    #[test]
+    fn the_index_holds_what_each_mobile_has_due() {
+        let nodes: Vec<u32> = (3..9).collect();
+        let mut l = cell(0.3, 2, 38_400, &nodes);
+        let mut rng = stream(2, 0, "arrivals");
+        let (mut now, mut uid, mut woken) = (SimTime::ZERO, 0, 0);
+        while uid < 300 {
+            let next_packet = now + SimDur((uniform(&mut rng) * 30e6) as u64);
+            match l.poll_timeout() {
+                Some(t) if t <= next_packet => {
+                    l.handle_timeout(t);
+                    (now, woken) = (t, woken + 1);
+                }
+                _ => {
+                    let node = nodes[(uniform(&mut rng) * nodes.len() as f64) as usize];
+                    l.enqueue(next_packet, pkt(uid), NextHop::One(node));
+                    (now, uid) = (next_packet, uid + 1);
+                }
+            }
+            check_index(&l);
+            l.out.clear();
+        }
+        while let Some(t) = l.poll_timeout() {
+            l.handle_timeout(t);
+            check_index(&l);
+        }
+        assert!(woken > 300 && l.due.is_empty(), "{woken} wake-ups");
     }
 
     /// Runs the link until it has nothing left to do; returns (time, output) in order.
