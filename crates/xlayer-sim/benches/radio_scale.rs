@@ -4,13 +4,15 @@
 //! * a W-CDMA DCH per mobile (the Koga et al. model: 20 ms TTI, 24 PDUs of 42 B, RLC
 //!   acknowledged mode, two-path Rayleigh channel at 5 Hz sampled per TTI), and
 //! * a proportional-fair shared downlink (the CLAMP model: 3 ms slots, 10 Mb/s peak,
-//!   Jakes fading with 20 generators at 60 Hz per mobile).
+//!   Jakes fading with 20 generators at 60 Hz per mobile), and
+//! * a CDMA2000-1x bearer per mobile (the model behind Jayaram & Rhee's DBP: 20 ms
+//!   frames, Markov-modulated rate, RLP, at its calibrated defaults).
 //!
 //! 10 simulated seconds, probes off. Reports the wall time per event and per delivered
 //! TCP segment; the scale issue's target is a flat cost per event from 50 to 1,000 UEs.
 //!
 //! Run: `cargo bench -p xlayer-sim --bench radio_scale` (add `-- N...` to choose the cell
-//! sizes, e.g. `-- 50 500`, and `wcdma` or `shared` to run one model only, e.g. under
+//! sizes, e.g. `-- 50 500`, and `wcdma`, `shared` or `cdma1x` to run one model only, e.g. under
 //! `valgrind --tool=callgrind`).
 
 use std::fmt::Write;
@@ -25,6 +27,8 @@ const WCDMA: &str = "{ kind = \"wcdma_dch\", tti = \"20ms\", pdus_per_tti = 24, 
 const SHARED: &str = "{ kind = \"shared_downlink\", fading = { kind = \"jakes\", doppler_hz = 60.0, \
     generators = 20 }, slot = \"3ms\", max_rate = \"10Mbps\", mean_snr = 4.0, max_attempts = 15, \
     target_loss = 0.001, air_delay = \"1ms\", queue = \"6MB\" }";
+
+const CDMA1X: &str = "{ kind = \"cdma1x\", loss_size = \"540B\" }";
 
 /// N servers behind a base station `bs`, a radio from `bs` to N mobiles, a flow each.
 fn cell(n: usize, model: &str) -> String {
@@ -56,12 +60,15 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let counts = if counts.is_empty() { vec![50, 100, 200, 500, 1_000] } else { counts };
-    let only: Vec<&str> = args.iter().map(String::as_str).filter(|a| matches!(*a, "wcdma" | "shared")).collect();
+    let only: Vec<&str> =
+        args.iter().map(String::as_str).filter(|a| matches!(*a, "wcdma" | "shared" | "cdma1x")).collect();
     println!(
         "{:>16} {:>6} {:>9} {:>12} {:>12} {:>10} {:>10}",
         "model", "UEs", "run_s", "events", "segments", "ns/event", "ns/seg"
     );
-    for (key, label, model) in [("wcdma", "wcdma_dch", WCDMA), ("shared", "shared_downlink", SHARED)] {
+    for (key, label, model) in
+        [("wcdma", "wcdma_dch", WCDMA), ("shared", "shared_downlink", SHARED), ("cdma1x", "cdma1x", CDMA1X)]
+    {
         if !only.is_empty() && !only.contains(&key) {
             continue;
         }
