@@ -216,12 +216,22 @@ impl RlcSender {
         self.next_seg = 0;
     }
 
-    /// Drop finished SDUs and PDUs from the fronts of the tables.
+    /// Drop finished SDUs and PDUs from the fronts of the tables. A finished SDU's SNs
+    /// leave with it, unread: they are the front of the SN table (SNs are given in SDU
+    /// order, and the SNs of SDUs that left before it left with them).
     fn compact(&mut self) {
-        while self.sdus.front().is_some_and(|s| !s.live) {
+        while let Some(&s) = self.sdus.front().filter(|s| !s.live) {
             if self.next_new == self.sdu_base {
                 // Discarded while partly segmented: skip its unsent PDUs.
                 self.skip_segmenting(0);
+            }
+            if s.first_sn != u64::MAX {
+                let end = s.first_sn + u64::from(s.pdus);
+                if end > self.sn_base {
+                    debug_assert!(s.first_sn <= self.sn_base && end - self.sn_base <= self.pdus.len() as u64);
+                    self.pdus.drain(..(end - self.sn_base) as usize);
+                    self.sn_base = end;
+                }
             }
             self.sdus.pop_front();
             self.sdu_base += 1;

@@ -175,7 +175,6 @@ struct Mobile {
     /// Sized from the spec for the most TTIs in flight ([`ttis_in_flight`]).
     ttis: Box<[TtiSlot]>,
     entities: Box<[Entity]>,
-    node: u32,
     /// Runs of the TTIs in flight beyond their slots' `INLINE_RUNS`, in order. Reused,
     /// so the hot path does not allocate.
     spill: VecDeque<Run>,
@@ -254,8 +253,10 @@ pub struct WcdmaDch {
     /// Mobiles with data waiting to be sent (the next TTI boundary is due while any).
     has_data: Vec<bool>,
     backlogged: usize,
-    /// (node, mobile), sorted by node.
+    /// (node, mobile), sorted by node, and each mobile's node (a cell's nodes stay in
+    /// cache; a mobile's record, read for its node at each delivery, would not).
     by_node: Vec<(u32, u32)>,
+    nodes: Vec<u32>,
     /// Reused by `step`.
     scratch: Vec<u32>,
     /// A TTI's runs while it is filled. Reused.
@@ -277,8 +278,7 @@ impl WcdmaDch {
         let mobiles = receivers
             .iter()
             .zip(channels)
-            .map(|(&node, channel)| Mobile {
-                node,
+            .map(|(_, channel)| Mobile {
                 arrival_at: NEVER,
                 status_at: NEVER,
                 head: 0,
@@ -315,6 +315,7 @@ impl WcdmaDch {
             has_data: vec![false; n],
             backlogged: 0,
             by_node,
+            nodes: receivers.to_vec(),
             scratch: Vec::new(),
             runs: Vec::new(),
             to_mobile,
@@ -569,7 +570,7 @@ impl WcdmaDch {
     }
 
     fn drain_receiver(&mut self, m: usize, e: usize) {
-        let node = self.mobiles[m].node;
+        let node = self.nodes[m];
         while let Some(ev) = self.mobiles[m].entities[e].rx.poll_delivered() {
             match ev {
                 RxEvent::Deliver { sdu, retransmissions, .. } => {
@@ -669,7 +670,6 @@ mod tests {
             arrived_spill: 0,
             ttis: vec![TtiSlot::EMPTY; ring].into_boxed_slice(),
             entities: Box::new([]),
-            node: 0,
             spill: VecDeque::new(),
             channel: TtiErrors::None,
         }
