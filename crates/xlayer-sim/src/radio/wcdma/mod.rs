@@ -175,10 +175,11 @@ struct Mobile {
     /// Sized from the spec for the most TTIs in flight ([`ttis_in_flight`]).
     ttis: Box<[TtiSlot]>,
     entities: Box<[Entity]>,
+    /// Right after the first line: the fill reads it whole (two lines, not three).
+    channel: TtiErrors,
     /// Runs of the TTIs in flight beyond their slots' `INLINE_RUNS`, in order. Reused,
     /// so the hot path does not allocate.
     spill: VecDeque<Run>,
-    channel: TtiErrors,
 }
 
 impl Mobile {
