@@ -79,8 +79,8 @@ struct Entity {
 
 /// PDUs of one TTI sent back to back by one entity: consecutive SNs of one SDU at the
 /// same transmission number (a new SDU's segments, or a lost TTI's PDUs sent again).
-/// A TTI is a few runs, not `pdus_per_tti` copies of PDUs, so a TTI's PDUs fit in its
-/// slot (below) however many the TTI carries. 24 bytes: the SDU's first SN is kept as
+/// A TTI is a few runs, not `pdus_per_tti` copies of PDUs, so a TTI's PDUs mostly fit
+/// in its slot (below) however many the TTI carries. 24 bytes: the SDU's first SN is kept as
 /// the run's offset into the SDU (an SDU has at most 65,535 PDUs).
 #[derive(Clone, Copy)]
 struct Run {
@@ -134,8 +134,8 @@ const INLINE_RUNS: usize = 2;
 /// One TTI on its way, in one cache line: its start (it reaches the mobile one TTI plus
 /// the link delay later, its status report the base station one status delay after
 /// that), whether it was lost, and its PDUs as runs. Its arrival and its status each
-/// read this one line of the mobile's TTI state (a TTI of a bulk flow is one to three
-/// runs).
+/// read this one line of the mobile's TTI state (a TTI of a bulk flow is mostly one or
+/// two runs: new segments, or a lost TTI's PDUs sent again).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct TtiSlot {
