@@ -46,13 +46,12 @@ pub struct RxStats {
     pub pdus_given_up: u64,
 }
 
-/// Per-SN state, 16 bytes: a TTI's PDUs touch a run of these, and a new SDU writes all
-/// of its own.
+/// Per-SN state, 8 bytes: a TTI's PDUs touch a run of these, and a new SDU writes all
+/// of its own. The SDU's id, read once when it is decided, is kept apart (`ids`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     /// SDU bounds are known once any PDU of the SDU has arrived: the SDU starts `seg`
     /// SNs before this one and has `pdus` PDUs.
-    sdu: SduId,
     seg: u16,
     pdus: u16,
     // Kept in the SDU's first slot only:
@@ -62,7 +61,7 @@ struct Slot {
     flags: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<Slot>() == 16);
+const _: () = assert!(std::mem::size_of::<Slot>() == 8);
 
 const RECEIVED: u8 = 1;
 const KNOWN: u8 = 2;
@@ -89,6 +88,8 @@ pub struct RlcReceiver {
     /// Per-SN state from SN `base`.
     slots: VecDeque<Slot>,
     base: u64,
+    /// (first SN, id) of every SDU known in `slots`, by first SN.
+    ids: VecDeque<(u64, SduId)>,
     /// VR(R): every SN below it was received or given up.
     vr_r: u64,
     /// VR(H): highest SN received + 1.
@@ -113,6 +114,7 @@ impl RlcReceiver {
             window,
             slots: VecDeque::new(),
             base: 0,
+            ids: VecDeque::new(),
             vr_r: 0,
             vr_h: 0,
             cursor: 0,
@@ -181,26 +183,35 @@ impl RlcReceiver {
         }
     }
 
+    /// The id of the SDU whose first SN is `first`.
+    fn id_of(&self, first: u64) -> SduId {
+        let i = self.ids.partition_point(|&(sn, _)| sn < first);
+        debug_assert_eq!(self.ids[i].0, first, "a known SDU has its id");
+        self.ids[i].1
+    }
+
     fn deliver(&mut self, fi: usize) {
         let first = self.base + fi as u64;
+        let sdu = self.id_of(first);
         let f = &mut self.slots[fi];
         f.flags |= DONE;
         let out_of_order = self.max_delivered.is_some_and(|m| first < m);
         self.max_delivered = Some(self.max_delivered.map_or(first, |m| m.max(first)));
         self.stats.sdus_delivered += 1;
         self.stats.sdus_out_of_order += out_of_order as u64;
-        self.out.push_back(RxEvent::Deliver { sdu: f.sdu, out_of_order, retransmissions: f.max_retx });
+        self.out.push_back(RxEvent::Deliver { sdu, out_of_order, retransmissions: f.max_retx });
     }
 
     fn drop_sdu(&mut self, fi: usize, why: RxDrop) {
-        let f = &mut self.slots[fi];
-        f.flags |= DONE;
+        let sdu = self.id_of(self.base + fi as u64);
+        self.slots[fi].flags |= DONE;
         self.stats.sdus_dropped += 1;
-        self.out.push_back(RxEvent::Drop { sdu: f.sdu, why });
+        self.out.push_back(RxEvent::Drop { sdu, why });
     }
 
     /// Forget decided SDUs below both VR(R) and the cursor; SDUs still awaiting late
     /// completion (and SNs never seen) stay until they leave the receive window.
+    #[inline(always)] // once per PDU, and mostly nothing to do
     fn purge(&mut self) {
         let limit = self.cursor.min(self.vr_r);
         while let Some(&s) = self.slots.front() {
@@ -221,6 +232,8 @@ impl RlcReceiver {
                 self.drop_sdu(0, RxDrop::OutsideWindow);
             }
             self.slots.drain(..usize::from(s.pdus));
+            let id = self.ids.pop_front();
+            debug_assert_eq!(id.map(|(sn, _)| sn), Some(self.base), "the first known SDU's id is the first");
             self.base += u64::from(s.pdus);
         }
     }
@@ -245,10 +258,17 @@ impl LinkEntityRx for RlcReceiver {
             self.slots.resize(end, Slot::default());
         }
         if !self.slots[fi].known() {
-            let info = Slot { flags: KNOWN, sdu: pdu.sdu, pdus: pdu.sdu_pdus, ..Slot::default() };
+            let info = Slot { flags: KNOWN, pdus: pdu.sdu_pdus, ..Slot::default() };
             for (seg, s) in (0..).zip(self.slots.range_mut(fi..end)) {
                 *s = Slot { seg, ..info };
             }
+            // SDUs are mostly learned in SN order; one learned late (all its earlier
+            // PDUs lost) goes in its place.
+            let at = match self.ids.back() {
+                Some(&(sn, _)) if sn > pdu.first_sn => self.ids.partition_point(|&(sn, _)| sn < pdu.first_sn),
+                _ => self.ids.len(),
+            };
+            self.ids.insert(at, (pdu.first_sn, pdu.sdu));
         }
         let si = (pdu.sn - self.base) as usize;
         if self.slots[fi].done() || self.slots[si].received() {

@@ -56,7 +56,9 @@ struct TxPdu {
     /// SDUs of the SNs in the table are fewer than 2^31, so the offset from `sdu_base`
     /// is exact (see [`RlcSender::sdu_offset`]).
     sdu: u32,
-    /// Transmissions so far, VT(DAT) in 25.322 terms.
+    /// Transmissions so far, VT(DAT) in 25.322 terms, once the SN has been sent: it is
+    /// 1 from the SDU's segmentation on (an SN is read only after it has been sent, by its
+    /// status or its retransmission), so a first transmission writes nothing here.
     sent: u8,
     acked: bool,
 }
@@ -190,11 +192,10 @@ impl RlcSender {
                 let n = self.sdus[k].pdus;
                 self.next_sn += u64::from(n);
                 let local = self.next_new as u32; // modulo 2^32, see `TxPdu::sdu`
-                self.pdus.extend((0..n).map(|_| TxPdu { sdu: local, sent: 0, acked: false }));
+                self.pdus.extend((0..n).map(|_| TxPdu { sdu: local, sent: 1, acked: false }));
             }
             let sdu = self.sdus[k];
             let sn = sdu.first_sn + u64::from(self.next_seg);
-            self.pdus[(sn - self.sn_base) as usize].sent = 1;
             self.next_seg += 1;
             self.unsent_pdus -= 1;
             if self.next_seg == sdu.pdus {
@@ -216,12 +217,22 @@ impl RlcSender {
         self.next_seg = 0;
     }
 
-    /// Drop finished SDUs and PDUs from the fronts of the tables.
+    /// Drop finished SDUs and PDUs from the fronts of the tables. A finished SDU's SNs
+    /// leave with it, unread: they are the front of the SN table (SNs are given in SDU
+    /// order, and the SNs of SDUs that left before it left with them).
     fn compact(&mut self) {
-        while self.sdus.front().is_some_and(|s| !s.live) {
+        while let Some(&s) = self.sdus.front().filter(|s| !s.live) {
             if self.next_new == self.sdu_base {
                 // Discarded while partly segmented: skip its unsent PDUs.
                 self.skip_segmenting(0);
+            }
+            if s.first_sn != u64::MAX {
+                let end = s.first_sn + u64::from(s.pdus);
+                if end > self.sn_base {
+                    debug_assert!(s.first_sn <= self.sn_base && end - self.sn_base <= self.pdus.len() as u64);
+                    self.pdus.drain(..(end - self.sn_base) as usize);
+                    self.sn_base = end;
+                }
             }
             self.sdus.pop_front();
             self.sdu_base += 1;
@@ -308,7 +319,10 @@ impl LinkEntityTx for RlcSender {
         if p.acked || !sdu.live {
             return;
         }
-        debug_assert!(p.sent > 0, "status for an SN never sent");
+        debug_assert!(
+            k as u64 + self.sdu_base != self.next_new || sn < sdu.first_sn + u64::from(self.next_seg),
+            "status for an SN never sent"
+        );
         let outcome = if received {
             self.pdus[i].acked = true;
             self.sdus[k].unacked -= 1;

@@ -77,34 +77,31 @@ struct Entity {
     rx: RlcReceiver,
 }
 
-/// One TTI's PDUs on their way: in the air until `arrive_ms`, then their status report
-/// travels back until `arrive_bs`.
-struct Tti {
-    arrive_ms: SimTime,
-    arrive_bs: SimTime,
-    lost: bool,
-    /// Its PDUs as this many runs.
-    runs: usize,
-}
-
 /// PDUs of one TTI sent back to back by one entity: consecutive SNs of one SDU at the
 /// same transmission number (a new SDU's segments, or a lost TTI's PDUs sent again).
-/// A TTI is a few runs, not `pdus_per_tti` copies of PDUs, so the PDUs in flight of a
-/// mobile stay within a cache line or two however many the TTI carries.
+/// A TTI is a few runs, not `pdus_per_tti` copies of PDUs, so a TTI's PDUs mostly fit
+/// in its slot (below) however many the TTI carries. 24 bytes: the SDU's first SN is kept as
+/// the run's offset into the SDU (an SDU has at most 65,535 PDUs).
 #[derive(Clone, Copy)]
 struct Run {
     sn: u64,
     sdu: SduId,
-    first_sn: u64,
+    /// `sn` minus the SDU's first SN.
+    seg: u16,
     sdu_pdus: u16,
     count: u16,
     retx: u8,
     entity: u8,
 }
 
+const _: () = assert!(std::mem::size_of::<Run>() == 24);
+
 impl Run {
+    const EMPTY: Run = Run { sn: 0, sdu: 0, seg: 0, sdu_pdus: 0, count: 0, retx: 0, entity: 0 };
+
     fn of(entity: u8, p: &Pdu) -> Self {
-        Run { sn: p.sn, sdu: p.sdu, first_sn: p.first_sn, sdu_pdus: p.sdu_pdus, count: 1, retx: p.retx, entity }
+        let seg = u16::try_from(p.sn - p.first_sn).expect("an SDU has at most 65535 PDUs");
+        Run { sn: p.sn, sdu: p.sdu, seg, sdu_pdus: p.sdu_pdus, count: 1, retx: p.retx, entity }
     }
 
     /// Whether `p` from `entity` is the PDU right after the run's last.
@@ -112,7 +109,7 @@ impl Run {
         self.entity == entity
             && p.sn == self.sn + u64::from(self.count)
             && p.sdu == self.sdu
-            && p.first_sn == self.first_sn
+            && p.first_sn == self.sn - u64::from(self.seg)
             && p.sdu_pdus == self.sdu_pdus
             && p.retx == self.retx
             && self.count < u16::MAX
@@ -123,7 +120,7 @@ impl Run {
         Pdu {
             sn: self.sn + u64::from(i),
             sdu: self.sdu,
-            first_sn: self.first_sn,
+            first_sn: self.sn - u64::from(self.seg),
             sdu_pdus: self.sdu_pdus,
             retx: self.retx,
             wire_bytes,
@@ -131,18 +128,105 @@ impl Run {
     }
 }
 
+/// Runs a TTI keeps in its own slot; the rest wait in the mobile's `spill`.
+const INLINE_RUNS: usize = 2;
+
+/// One TTI on its way, in one cache line: its start (it reaches the mobile one TTI plus
+/// the link delay later, its status report the base station one status delay after
+/// that), whether it was lost, and its PDUs as runs. Its arrival and its status each
+/// read this one line of the mobile's TTI state (a TTI of a bulk flow is mostly one or
+/// two runs: new segments, or a lost TTI's PDUs sent again).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct TtiSlot {
+    start: SimTime,
+    lost: bool,
+    /// Runs in `runs`, and runs after them in the mobile's `spill`.
+    inline: u8,
+    spilled: u16,
+    runs: [Run; INLINE_RUNS],
+}
+
+const _: () = assert!(std::mem::size_of::<TtiSlot>() == 64);
+
+const NEVER: SimTime = SimTime(u64::MAX);
+
+impl TtiSlot {
+    const EMPTY: TtiSlot =
+        TtiSlot { start: SimTime::ZERO, lost: false, inline: 0, spilled: 0, runs: [Run::EMPTY; INLINE_RUNS] };
+}
+
+/// What an arrival or a status reads of the mobile itself is its first cache line (its
+/// next deadlines, the ring's place, the entities); the channel is read once a TTI, by
+/// the fill.
+#[repr(C, align(64))]
 struct Mobile {
-    node: u32,
-    entities: Vec<Entity>,
+    /// When the next TTI reaches the mobile, and the oldest arrived TTI's status the BS
+    /// (`NEVER`: none), kept here so that finding what is due reads no slot.
+    arrival_at: SimTime,
+    status_at: SimTime,
+    /// The TTIs sent and not yet acknowledged at the BS, oldest first, as a ring:
+    /// `len` of them from slot `head`; the first `arrived` have reached the mobile.
+    head: u32,
+    len: u32,
+    arrived: u32,
+    /// Runs in `spill` that belong to the arrived TTIs.
+    arrived_spill: u32,
+    /// Sized from the spec for the most TTIs in flight ([`ttis_in_flight`]).
+    ttis: Box<[TtiSlot]>,
+    entities: Box<[Entity]>,
+    /// Right after the first line: the fill reads it whole (two lines, not three).
     channel: TtiErrors,
-    /// TTIs sent and not yet acknowledged at the BS, oldest first; the first `arrived`
-    /// of them have reached the mobile.
-    ttis: VecDeque<Tti>,
-    arrived: usize,
-    /// Their PDUs, in order, as runs; the first `arrived_runs` belong to the arrived
-    /// TTIs. Reused, so the hot path does not allocate.
-    ring: VecDeque<Run>,
-    arrived_runs: usize,
+    /// Runs of the TTIs in flight beyond their slots' `INLINE_RUNS`, in order. Reused,
+    /// so the hot path does not allocate.
+    spill: VecDeque<Run>,
+}
+
+impl Mobile {
+    /// Ring position of the `j`-th TTI in flight.
+    fn at(&self, j: u32) -> usize {
+        let i = (self.head + j) as usize;
+        if i >= self.ttis.len() {
+            i - self.ttis.len()
+        } else {
+            i
+        }
+    }
+
+    fn tti(&self, j: u32) -> &TtiSlot {
+        &self.ttis[self.at(j)]
+    }
+
+    /// Append a TTI. The ring never fills when sized by [`ttis_in_flight`]; if it does,
+    /// it doubles.
+    fn push_tti(&mut self, slot: TtiSlot) {
+        if self.len as usize == self.ttis.len() {
+            let mut grown = vec![TtiSlot::EMPTY; self.ttis.len() * 2].into_boxed_slice();
+            for j in 0..self.len {
+                grown[j as usize] = *self.tti(j);
+            }
+            self.ttis = grown;
+            self.head = 0;
+        }
+        let i = self.at(self.len);
+        self.ttis[i] = slot;
+        self.len += 1;
+    }
+
+    fn pop_tti(&mut self) -> TtiSlot {
+        let slot = self.ttis[self.head as usize];
+        self.head = self.at(1) as u32;
+        self.len -= 1;
+        slot
+    }
+}
+
+/// The most TTIs a mobile has in flight: a TTI starting at `s` (a TTI boundary) leaves
+/// the ring at `s + tti + delay + status_delay`, before the TTI starting then is filled,
+/// so the TTIs in flight after a fill started in the last `tti + delay + status_delay`.
+fn ttis_in_flight(cfg: &DchConfig) -> usize {
+    let span = cfg.tti.0 + cfg.delay.0 + cfg.status_delay.0;
+    span.div_ceil(cfg.tti.0) as usize
 }
 
 pub struct WcdmaDch {
@@ -170,10 +254,17 @@ pub struct WcdmaDch {
     /// Mobiles with data waiting to be sent (the next TTI boundary is due while any).
     has_data: Vec<bool>,
     backlogged: usize,
-    /// (node, mobile), sorted by node.
+    /// (node, mobile), sorted by node, and each mobile's node (a cell's nodes stay in
+    /// cache; a mobile's record, read for its node at each delivery, would not).
     by_node: Vec<(u32, u32)>,
+    nodes: Vec<u32>,
     /// Reused by `step`.
     scratch: Vec<u32>,
+    /// A TTI's runs while it is filled. Reused.
+    runs: Vec<Run>,
+    /// From a TTI's start to its arrival at the mobile, and to its status at the BS.
+    to_mobile: SimDur,
+    to_base: SimDur,
 }
 
 impl WcdmaDch {
@@ -184,19 +275,26 @@ impl WcdmaDch {
             tx: RlcSender::with_mode(c.buffer_sdus, cfg.pdu_payload_bytes, cfg.buffer_mode),
             rx: RlcReceiver::new(c.wt, cfg.late, cfg.rx_window),
         };
+        let in_flight = ttis_in_flight(&cfg);
         let mobiles = receivers
             .iter()
             .zip(channels)
-            .map(|(&node, channel)| Mobile {
-                node,
-                entities: if cfg.priority { vec![entity(&cfg.udp), entity(&cfg.tcp)] } else { vec![entity(&cfg.udp)] },
-                channel,
-                ttis: VecDeque::new(),
+            .map(|(_, channel)| Mobile {
+                arrival_at: NEVER,
+                status_at: NEVER,
+                head: 0,
+                len: 0,
                 arrived: 0,
-                ring: VecDeque::new(),
-                arrived_runs: 0,
+                entities: if cfg.priority { vec![entity(&cfg.udp), entity(&cfg.tcp)] } else { vec![entity(&cfg.udp)] }
+                    .into_boxed_slice(),
+                channel,
+                ttis: vec![TtiSlot::EMPTY; in_flight].into_boxed_slice(),
+                spill: VecDeque::new(),
+                arrived_spill: 0,
             })
             .collect();
+        let to_mobile = SimDur(cfg.tti.0 + cfg.delay.0);
+        let to_base = SimDur(to_mobile.0 + cfg.status_delay.0);
         let rate_bps = cfg.rate_bps();
         let tb_bytes = cfg.pdu_payload_bytes + PDU_HEADER_BYTES;
         let n = receivers.len();
@@ -218,7 +316,11 @@ impl WcdmaDch {
             has_data: vec![false; n],
             backlogged: 0,
             by_node,
+            nodes: receivers.to_vec(),
             scratch: Vec::new(),
+            runs: Vec::new(),
+            to_mobile,
+            to_base,
         }
     }
 
@@ -276,11 +378,10 @@ impl WcdmaDch {
         let mob = &self.mobiles[m];
         let mut due = self.rx_due[m];
         let mut at = |t: SimTime| due = Some(due.map_or(t, |d| d.min(t)));
-        if let Some(t) = mob.ttis.get(mob.arrived) {
-            at(t.arrive_ms);
-        }
-        if mob.arrived > 0 {
-            at(mob.ttis[0].arrive_bs);
+        for t in [mob.arrival_at, mob.status_at] {
+            if t != NEVER {
+                at(t);
+            }
         }
         if due != self.due_at[m] {
             if let Some(old) = self.due_at[m] {
@@ -344,14 +445,14 @@ impl WcdmaDch {
     /// Mobile `m`'s own deadlines due at `t`.
     fn due_work(&mut self, m: usize, t: SimTime) {
         let mut rx = false;
-        while self.mobiles[m].ttis.get(self.mobiles[m].arrived).is_some_and(|x| x.arrive_ms <= t) {
+        while self.mobiles[m].arrival_at <= t {
             rx |= self.arrive_at_mobile(m, t);
         }
         if rx {
             self.rx_changed(m); // a hole found now may be due now (WT = 0)
         }
         let mut tx = false;
-        while self.mobiles[m].arrived > 0 && self.mobiles[m].ttis[0].arrive_bs <= t {
+        while self.mobiles[m].status_at <= t {
             self.status_at_base(m);
             tx = true;
         }
@@ -378,16 +479,16 @@ impl WcdmaDch {
     fn fill_tti(&mut self, i: usize, k: u64, start: SimTime) {
         let cap = self.cfg.pdus_per_tti as usize;
         let m = &mut self.mobiles[i];
+        let runs = &mut self.runs;
+        runs.clear();
         let (mut n, mut e) = (0, 0);
-        let first_run = m.ring.len();
         while n < cap && e < m.entities.len() {
             match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
                 Some(p) => {
                     debug_assert_eq!(p.wire_bytes(), self.tb_bytes);
-                    let this_tti = m.ring.len() > first_run;
-                    match m.ring.back_mut() {
-                        Some(run) if this_tti && run.continued_by(e as u8, &p) => run.count += 1,
-                        _ => m.ring.push_back(Run::of(e as u8, &p)),
+                    match runs.last_mut() {
+                        Some(run) if run.continued_by(e as u8, &p) => run.count += 1,
+                        _ => runs.push(Run::of(e as u8, &p)),
                     }
                     n += 1;
                 }
@@ -398,9 +499,22 @@ impl WcdmaDch {
             return;
         }
         let lost = m.channel.lost(k, start.as_secs_f64());
-        let arrive_ms = start + self.cfg.tti + self.cfg.delay;
-        let runs = m.ring.len() - first_run;
-        m.ttis.push_back(Tti { arrive_ms, arrive_bs: arrive_ms + self.cfg.status_delay, lost, runs });
+        let inline = runs.len().min(INLINE_RUNS);
+        let mut slot = TtiSlot {
+            start,
+            lost,
+            inline: inline as u8,
+            spilled: u16::try_from(runs.len() - inline).expect("a TTI carries at most 10000 PDUs"),
+            runs: [Run::EMPTY; INLINE_RUNS],
+        };
+        slot.runs[..inline].copy_from_slice(&runs[..inline]);
+        if runs.len() > inline {
+            m.spill.extend(&runs[inline..]);
+        }
+        if m.arrived == m.len {
+            m.arrival_at = start + self.to_mobile;
+        }
+        m.push_tti(slot);
         self.metrics.tx_units += n as u64;
         self.tx_changed(i);
         self.reindex(i);
@@ -409,15 +523,19 @@ impl WcdmaDch {
     /// The next TTI reaches mobile `m`; whether its receivers saw PDUs.
     fn arrive_at_mobile(&mut self, m: usize, t: SimTime) -> bool {
         let mob = &mut self.mobiles[m];
-        let tti = &mob.ttis[mob.arrived];
-        let (from, n, lost) = (mob.arrived_runs, tti.runs, tti.lost);
+        let slot = *mob.tti(mob.arrived);
+        let from = mob.arrived_spill as usize;
         mob.arrived += 1;
-        mob.arrived_runs += n;
-        if lost {
+        mob.arrived_spill += u32::from(slot.spilled);
+        mob.arrival_at = if mob.arrived < mob.len { mob.tti(mob.arrived).start + self.to_mobile } else { NEVER };
+        if mob.arrived == 1 {
+            mob.status_at = slot.start + self.to_base;
+        }
+        if slot.lost {
             return false; // the status report will NACK every PDU of it
         }
-        for i in from..from + n {
-            let run = mob.ring[i];
+        let spilled = (slot.spilled > 0).then(|| mob.spill.range(from..from + usize::from(slot.spilled)));
+        for run in slot.runs[..usize::from(slot.inline)].iter().chain(spilled.into_iter().flatten()) {
             let rx = &mut mob.entities[usize::from(run.entity)].rx;
             for k in 0..run.count {
                 rx.handle_pdu(t, &run.pdu(k, self.tb_bytes));
@@ -431,15 +549,16 @@ impl WcdmaDch {
 
     fn status_at_base(&mut self, m: usize) {
         let mob = &mut self.mobiles[m];
-        let tti = mob.ttis.pop_front().expect("checked");
+        let slot = mob.pop_tti();
         mob.arrived -= 1;
-        mob.arrived_runs -= tti.runs;
-        for _ in 0..tti.runs {
-            let run = mob.ring.pop_front().expect("a TTI's PDUs are in the ring");
+        mob.arrived_spill -= u32::from(slot.spilled);
+        mob.status_at = if mob.arrived > 0 { mob.tti(0).start + self.to_base } else { NEVER };
+        let spilled = (slot.spilled > 0).then(|| mob.spill.drain(..usize::from(slot.spilled)));
+        for run in slot.runs[..usize::from(slot.inline)].iter().copied().chain(spilled.into_iter().flatten()) {
             let tx = &mut mob.entities[usize::from(run.entity)].tx;
             for k in 0..run.count {
                 // The exact, error-free per-PDU report of Koga et al. §4.
-                tx.handle_status(StatusEntry::for_pdu(&run.pdu(k, self.tb_bytes), !tti.lost));
+                tx.handle_status(StatusEntry::for_pdu(&run.pdu(k, self.tb_bytes), !slot.lost));
                 while let Some(outcome) = tx.poll_outcome() {
                     if let TxOutcome::Discarded(id) = outcome {
                         if let Some(pkt) = self.store.take(id) {
@@ -452,7 +571,7 @@ impl WcdmaDch {
     }
 
     fn drain_receiver(&mut self, m: usize, e: usize) {
-        let node = self.mobiles[m].node;
+        let node = self.nodes[m];
         while let Some(ev) = self.mobiles[m].entities[e].rx.poll_delivered() {
             match ev {
                 RxEvent::Deliver { sdu, retransmissions, .. } => {
@@ -535,5 +654,75 @@ impl LinkModel for WcdmaDch {
             bytes += b.held_bytes;
         }
         LinkMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mobile(ring: usize) -> Mobile {
+        Mobile {
+            arrival_at: NEVER,
+            status_at: NEVER,
+            head: 0,
+            len: 0,
+            arrived: 0,
+            arrived_spill: 0,
+            ttis: vec![TtiSlot::EMPTY; ring].into_boxed_slice(),
+            entities: Box::new([]),
+            spill: VecDeque::new(),
+            channel: TtiErrors::None,
+        }
+    }
+
+    fn slot(k: u64) -> TtiSlot {
+        TtiSlot { start: SimTime(k), ..TtiSlot::EMPTY }
+    }
+
+    #[test]
+    fn the_tti_ring_wraps_and_keeps_its_order_when_it_grows() {
+        let mut m = mobile(3);
+        let mut next = 0;
+        let mut oldest = 0;
+        // Wrap the ring a few times at its size, then overfill it twice.
+        for (push, pop) in [(3, 2), (2, 2), (2, 1), (4, 0), (5, 2)] {
+            for _ in 0..push {
+                m.push_tti(slot(next));
+                next += 1;
+            }
+            for j in 0..m.len {
+                assert_eq!(m.tti(j).start, SimTime(oldest + u64::from(j)));
+            }
+            for _ in 0..pop {
+                assert_eq!(m.pop_tti().start, SimTime(oldest));
+                oldest += 1;
+            }
+        }
+        assert_eq!(m.ttis.len(), 12);
+        assert_eq!(u64::from(m.len), next - oldest);
+    }
+
+    #[test]
+    fn the_ring_holds_the_ttis_in_flight_at_koga_settings() {
+        let c = |tti, delay, status| DchConfig {
+            tti: SimDur::from_millis(tti),
+            pdus_per_tti: 24,
+            pdu_payload_bytes: 40,
+            delay: SimDur::from_millis(delay),
+            status_delay: SimDur::from_millis(status),
+            priority: false,
+            udp: ClassParams { max_retx: 0, wt: SimDur::ZERO, buffer_sdus: 1 },
+            tcp: ClassParams { max_retx: 0, wt: SimDur::ZERO, buffer_sdus: 1 },
+            late: LateSdus::Deliver,
+            rx_window: 1,
+            annotate: false,
+            buffer_mode: BufferMode::Unsent,
+        };
+        // Koga et al. §4: TTIs filled at t - 60, t - 40, t - 20 and t are in flight
+        // after the status of t - 80 and the fill at t.
+        assert_eq!(ttis_in_flight(&c(20, 30, 30)), 4);
+        assert_eq!(ttis_in_flight(&c(20, 35, 30)), 5);
+        assert_eq!(ttis_in_flight(&c(20, 0, 0)), 1);
     }
 }
