@@ -1,7 +1,7 @@
 //! The xlayer world: an event engine that drives the sans-IO models of `xlayer-proto`
 //! over links, queues and channels, with scenarios, statistics and captures.
 
-#![deny(unsafe_code)] // allowed only in `channel::lanes` (run-time CPU dispatch)
+#![deny(unsafe_code)] // allowed only in `channel::lanes` (run-time CPU dispatch) and `engine::prefetch`
 
 pub mod channel;
 pub mod determinism;

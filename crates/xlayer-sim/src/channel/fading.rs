@@ -480,6 +480,11 @@ impl FrameErrors {
         self.sample(t_s) < self.threshold
     }
 
+    /// Start loading what the next TTI's sample reads (the channel's lanes).
+    pub fn prefetch(&self) {
+        crate::engine::prefetch(&self.sampler.lanes.data[..], usize::MAX);
+    }
+
     /// Loss threshold relative to the mean SNR (mean-of-paths normalisation).
     pub fn threshold(&self) -> f64 {
         self.threshold

@@ -5,12 +5,12 @@
 //! Rust never contracts a multiply and an add into an FMA (and AVX2 alone would not
 //! allow it). `tests` compares the two.
 //!
-//! The one module that allows `unsafe`: calling a `#[target_feature]` function is
-//! unsafe, and sound here only after `is_x86_feature_detected!` has said the CPU has
-//! the feature. What the AVX2 copies gain over the baseline (callgrind, the run only;
-//! `docs/performance.md`): Koga's Fig. 1 run 105.7 M → 91.4 M instructions (−13.5%),
-//! the shared downlink at 1,000 mobiles 1,288.6 M → 802.7 M (−38%), at 50 mobiles
-//! 90.1 M → 68.1 M (−24%).
+//! One of the two modules that allow `unsafe` (with `engine::prefetch`): calling a
+//! `#[target_feature]` function is unsafe, and sound here only after
+//! `is_x86_feature_detected!` has said the CPU has the feature. What the AVX2 copies
+//! gain over the baseline (callgrind, the run only; `docs/performance.md`): Koga's
+//! Fig. 1 run 105.7 M → 91.4 M instructions (−13.5%), the shared downlink at 1,000
+//! mobiles 1,288.6 M → 802.7 M (−38%), at 50 mobiles 90.1 M → 68.1 M (−24%).
 #![allow(unsafe_code)]
 
 use super::fading::{bank_columns_body, tti_powers_body, BankColumns, TtiLanes, TtiScratch};

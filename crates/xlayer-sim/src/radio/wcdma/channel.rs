@@ -31,6 +31,13 @@ impl TtiErrors {
         TtiErrors::Trace { lost, next: 0 }
     }
 
+    /// Start loading what the next `lost` reads.
+    pub fn prefetch(&self) {
+        if let TtiErrors::Rayleigh(f) = self {
+            f.prefetch();
+        }
+    }
+
     /// Is TTI number `index` (starting at `t_s`) in error? Called with increasing
     /// indices, only for TTIs that carry PDUs.
     pub fn lost(&mut self, index: u64, t_s: f64) -> bool {

@@ -427,6 +427,13 @@ impl WcdmaDch {
             let mut due_next = due.iter().peekable();
             let mut backlog = false;
             for i in 0..self.mobiles.len() {
+                // The next backlogged mobile's first lines and channel start loading
+                // while this one's TTI is worked out: a cell of 1,000 mobiles does not fit
+                // the L2, and a TTI's work is long enough to hide the loads.
+                if let Some(next) = self.mobiles.get(i + 1).filter(|_| self.has_data[i + 1]) {
+                    crate::engine::prefetch(next, 128);
+                    next.channel.prefetch();
+                }
                 if due_next.next_if_eq(&&(i as u32)).is_some() {
                     self.due_work(i, t);
                 }
