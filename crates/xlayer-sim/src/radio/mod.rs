@@ -3,6 +3,7 @@
 pub mod atm;
 pub mod cdma1x;
 pub mod downlink;
+mod due;
 pub mod fifo;
 pub mod mbms;
 mod sdu_store;

@@ -32,10 +32,11 @@ pub mod spec;
 
 pub use spec::Cdma1xSpec;
 
+use super::due::DueIndex;
 use crate::engine::{uniform, Rng};
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use rate::{RateConfig, RateFn};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
@@ -114,8 +115,6 @@ struct Mobile {
     planned: Option<(u64, SimTime)>,
     /// Received in order, waiting out `delay`: (due, packet).
     landing: VecDeque<(SimTime, Packet)>,
-    /// Its key in `Cdma1x::due` (`None`: nothing due).
-    indexed: Option<SimTime>,
 }
 
 impl Mobile {
@@ -137,9 +136,8 @@ impl Mobile {
 pub struct Cdma1x {
     cfg: Cdma1xConfig,
     mobiles: Vec<Mobile>,
-    /// Mobiles by what each has due next (`Mobile::due`); the earliest first, the lower
-    /// index first at one instant, as a scan of every mobile would take them.
-    due: BTreeSet<(SimTime, u32)>,
+    /// Mobiles by what each has due next (`Mobile::due`).
+    due: DueIndex,
     /// (node, mobile), sorted by node.
     by_node: Vec<(u32, usize)>,
     out: VecDeque<LinkOutput>,
@@ -174,35 +172,25 @@ impl Cdma1x {
                 next_index: 0,
                 planned: None,
                 landing: VecDeque::new(),
-                indexed: None,
             })
             .collect();
         let mut by_node: Vec<(u32, usize)> = receivers.iter().enumerate().map(|(m, &n)| (n, m)).collect();
         by_node.sort_unstable();
         let rate_bps = cfg.rate.mean_rate_bps() * receivers.len() as f64;
         let metrics = LinkMetrics { rate_bps, ..Default::default() };
-        Cdma1x { cfg, mobiles, due: BTreeSet::new(), by_node, out: VecDeque::new(), metrics }
+        let due = DueIndex::new(mobiles.len());
+        Cdma1x { cfg, mobiles, due, by_node, out: VecDeque::new(), metrics }
     }
 
     /// The earliest mobile with something due strictly before `now` (or at it).
     fn next_due(&self, now: SimTime, inclusive: bool) -> Option<(SimTime, usize)> {
-        let &(t, m) = self.due.first()?;
+        let (t, m) = self.due.first()?;
         (t < now || (inclusive && t == now)).then_some((t, m as usize))
     }
 
     /// Re-index mobile `m` after a change to what it has due.
     fn reindex(&mut self, m: usize) {
-        let mob = &mut self.mobiles[m];
-        let due = mob.due();
-        if due != mob.indexed {
-            if let Some(old) = mob.indexed {
-                self.due.remove(&(old, m as u32));
-            }
-            if let Some(new) = due {
-                self.due.insert((new, m as u32));
-            }
-            mob.indexed = due;
-        }
+        self.due.set(m, self.mobiles[m].due());
     }
 
     fn advance(&mut self, now: SimTime, inclusive: bool) {
@@ -353,7 +341,7 @@ impl LinkModel for Cdma1x {
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.due.first().map(|&(t, _)| t)
+        self.due.first().map(|(t, _)| t)
     }
 
     fn poll_output(&mut self) -> Option<LinkOutput> {
@@ -390,6 +378,7 @@ mod tests {
     use super::rate::RateState;
     use super::*;
     use crate::engine::stream;
+    use std::collections::BTreeSet;
     use xlayer_proto::{Addr, FlowId};
 
     fn link(fer: f64, max_retx: u8, rate_bps: u64) -> Cdma1x {
@@ -431,10 +420,7 @@ mod tests {
     /// What a scan of every mobile would find next, and the mobiles the index holds.
     fn check_index(l: &Cdma1x) {
         let scan = l.mobiles.iter().enumerate().filter_map(|(m, mob)| mob.due().map(|t| (t, m as u32)));
-        assert_eq!(
-            l.due.iter().copied().collect::<Vec<_>>(),
-            scan.collect::<BTreeSet<_>>().into_iter().collect::<Vec<_>>()
-        );
+        assert_eq!(l.due.entries(), scan.collect::<BTreeSet<_>>().into_iter().collect::<Vec<_>>());
         assert_eq!(l.poll_timeout(), l.mobiles.iter().filter_map(Mobile::due).min());
     }
 
@@ -466,7 +452,7 @@ mod tests {
             l.handle_timeout(t);
             check_index(&l);
         }
-        assert!(woken > 300 && l.due.is_empty(), "{woken} wake-ups");
+        assert!(woken > 300 && l.due.first().is_none(), "{woken} wake-ups");
     }
 
     /// Runs the link until it has nothing left to do; returns (time, output) in order.

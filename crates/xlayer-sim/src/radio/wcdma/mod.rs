@@ -30,9 +30,10 @@ pub mod spec;
 pub use channel::TtiErrors;
 pub use spec::DchSpec;
 
+use super::due::DueIndex;
 use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use crate::radio::sdu_store::SduStore;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
 use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, SduId, StatusEntry, PDU_HEADER_BYTES};
 use xlayer_proto::{Packet, SimDur, SimTime, TrafficClass};
@@ -243,11 +244,8 @@ pub struct WcdmaDch {
     clock: SimTime,
     metrics: LinkMetrics,
     /// Mobiles by their earliest own deadline (a TTI reaching the mobile, a status
-    /// reaching the base station, a WT expiry), so an event visits the due ones only and
-    /// the cost of an event does not grow with the cell.
-    due: BTreeSet<(SimTime, u32)>,
-    /// Each mobile's key in `due` (`None`: nothing of its own pending).
-    due_at: Vec<Option<SimTime>>,
+    /// reaching the base station, a WT expiry).
+    due: DueIndex,
     /// Each mobile's earliest WT deadline, kept so that re-indexing after a change at the
     /// base station does not read the mobile's receivers (nor the reverse for `has_data`).
     rx_due: Vec<Option<SimTime>>,
@@ -310,8 +308,7 @@ impl WcdmaDch {
             next_tti: 0,
             clock: SimTime::ZERO,
             metrics: LinkMetrics { rate_bps, ..Default::default() },
-            due: BTreeSet::new(),
-            due_at: vec![None; n],
+            due: DueIndex::new(n),
             rx_due: vec![None; n],
             has_data: vec![false; n],
             backlogged: 0,
@@ -340,7 +337,7 @@ impl WcdmaDch {
     }
 
     fn next_due(&self) -> Option<SimTime> {
-        let own = self.due.first().map(|&(t, _)| t);
+        let own = self.due.first().map(|(t, _)| t);
         let tti = (self.backlogged > 0).then(|| self.next_boundary().1);
         match (own, tti) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -383,15 +380,7 @@ impl WcdmaDch {
                 at(t);
             }
         }
-        if due != self.due_at[m] {
-            if let Some(old) = self.due_at[m] {
-                self.due.remove(&(old, m as u32));
-            }
-            if let Some(new) = due {
-                self.due.insert((new, m as u32));
-            }
-            self.due_at[m] = due;
-        }
+        self.due.set(m, due);
     }
 
     /// Process everything due up to `now` (or strictly before it), earliest first.
@@ -411,7 +400,7 @@ impl WcdmaDch {
         // their outputs).
         let mut due = std::mem::take(&mut self.scratch);
         due.clear();
-        due.extend(self.due.range(..=(t, u32::MAX)).map(|&(_, m)| m));
+        due.extend(self.due.due_by(t));
         due.sort_unstable();
         let (k, start) = self.next_boundary();
         if start > t {
