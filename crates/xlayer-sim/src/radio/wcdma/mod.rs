@@ -225,10 +225,16 @@ impl Mobile {
 /// The most TTIs a mobile has in flight: a TTI starting at `s` (a TTI boundary) leaves
 /// the ring at `s + tti + delay + status_delay`, before the TTI starting then is filled,
 /// so the TTIs in flight after a fill started in the last `tti + delay + status_delay`.
+/// At most [`RING_START_MAX`]: a longer span (a delay of hours, which validation allows)
+/// grows the ring by doubling as TTIs fill it, instead of allocating for the whole span
+/// before the first TTI.
 fn ttis_in_flight(cfg: &DchConfig) -> usize {
     let span = cfg.tti.0 + cfg.delay.0 + cfg.status_delay.0;
-    span.div_ceil(cfg.tti.0) as usize
+    span.div_ceil(cfg.tti.0).min(RING_START_MAX) as usize
 }
+
+/// 4 KiB of TTI slots a mobile; Koga et al.'s settings need 4 or 5.
+const RING_START_MAX: u64 = 64;
 
 pub struct WcdmaDch {
     cfg: DchConfig,
@@ -720,5 +726,7 @@ mod tests {
         assert_eq!(ttis_in_flight(&c(20, 30, 30)), 4);
         assert_eq!(ttis_in_flight(&c(20, 35, 30)), 5);
         assert_eq!(ttis_in_flight(&c(20, 0, 0)), 1);
+        // A delay of 10^7 s starts at the cap; `push_tti` doubles it when it fills.
+        assert_eq!(ttis_in_flight(&c(20, 10_000_000_000, 0)), RING_START_MAX as usize);
     }
 }
