@@ -4,6 +4,7 @@
 //! (node, flow) and direction.
 
 use crate::engine::Lane;
+use crate::link::Handle;
 use crate::stats::{FlowStats, TxStats};
 use crate::world::{Event, World};
 use xlayer_proto::agents::CrossLayerInfo;
@@ -152,15 +153,17 @@ impl World {
         index
     }
 
-    /// A packet for an endpoint at `node` arrived there.
-    pub(crate) fn deliver(&mut self, node: u32, pkt: Packet) {
+    /// A packet (in the store) for an endpoint at `node` arrived there.
+    pub(crate) fn deliver(&mut self, node: u32, h: Handle) {
+        let pkt = self.packets.get(h);
         let f = &self.flows[pkt.flow.0 as usize];
         let endpoint = match pkt.dir {
             Dir::Forward => f.receivers.binary_search_by_key(&node, |&(n, _)| n).ok().map(|i| f.receivers[i].1),
             Dir::Reverse => (node == f.src).then_some(f.sender),
         };
         let Some(endpoint) = endpoint else {
-            return self.drop(pkt, crate::link::DropCause::NoReceiver);
+            let pkt = self.packets.take(h);
+            return self.drop(&pkt, crate::link::DropCause::NoReceiver);
         };
         self.conservation.delivered += 1;
         let now = self.now;
@@ -170,7 +173,7 @@ impl World {
                 let e = &mut self.endpoints[endpoint as usize];
                 let stats = e.stats.as_deref_mut().expect("a receiving endpoint");
                 stats.on_rx(now, pkt.size_bytes, pkt.sent_at, self.record_flows);
-                e.ep.handle_packet(now, &pkt);
+                e.ep.handle_packet(now, pkt);
                 if let Some(n) = app_bytes {
                     if stats.completed_at.is_none() && e.ep.app_delivered_bytes() >= n {
                         stats.completed_at = Some(now);
@@ -179,9 +182,10 @@ impl World {
             }
             Dir::Reverse => {
                 self.flows[pkt.flow.0 as usize].stats.ack_rx_packets += 1;
-                self.endpoints[endpoint as usize].ep.handle_packet(now, &pkt);
+                self.endpoints[endpoint as usize].ep.handle_packet(now, pkt);
             }
         }
+        self.packets.free(h);
         self.drive(endpoint);
     }
 

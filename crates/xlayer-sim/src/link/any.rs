@@ -1,12 +1,13 @@
 //! Static dispatch over the link models: the hot path (wired directions) is a direct
 //! call the compiler can inline; models outside this crate come in boxed.
 //!
-//! `AnyLink` offers the `LinkModel` contract, with the world's `PacketStore` passed to
-//! the calls that may reach a wired direction's packets: wired directions keep their
-//! packets there (`link/store.rs`), the other models ignore it.
+//! `AnyLink` offers the `LinkModel` contract to the world, which holds its packets in a
+//! `PacketStore` and passes them by handle (`link/store.rs`): a wired direction keeps
+//! the handles, the other models take their packets out of the store at `enqueue` and
+//! have a landed one put back.
 
 use super::model::{Enqueued, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
-use super::store::PacketStore;
+use super::store::{Handle, PacketStore};
 use super::trace::TraceLink;
 use super::WiredDir;
 use crate::radio::downlink::SharedDownlink;
@@ -43,12 +44,15 @@ macro_rules! each {
 
 impl AnyLink {
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, pkt: Packet, to: NextHop<'_>, store: &mut PacketStore) -> Enqueued {
-        each!(self, w => w.enqueue(now, pkt, store), l => l.enqueue(now, pkt, to))
+    pub fn enqueue(&mut self, now: SimTime, pkt: Handle, to: NextHop<'_>, store: &mut PacketStore) -> Enqueued {
+        each!(self, w => w.enqueue(now, pkt, store), l => l.enqueue(now, store.take(pkt), to))
     }
     #[inline]
-    pub fn handle_timeout(&mut self, now: SimTime, store: &mut PacketStore) -> Woken {
-        each!(self, w => w.handle_timeout(now, store), l => l.handle_timeout(now))
+    pub fn handle_timeout(&mut self, now: SimTime, store: &mut PacketStore) -> Woken<Handle> {
+        each!(self, w => w.handle_timeout(now), l => match l.handle_timeout(now) {
+            Woken::One { pkt, node, next } => Woken::One { pkt: store.put(pkt), node, next },
+            Woken::Drain => Woken::Drain,
+        })
     }
     #[inline]
     pub fn poll_timeout(&self) -> Option<SimTime> {

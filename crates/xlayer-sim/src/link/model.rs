@@ -83,12 +83,13 @@ pub enum Enqueued {
     Drain,
 }
 
-/// What a wake-up produced.
+/// What a wake-up produced. The world sees the packet of `One` by its handle in its
+/// `PacketStore` (`AnyLink::handle_timeout`); models hand it over by value.
 #[derive(Debug)]
-pub enum Woken {
+pub enum Woken<P = Packet> {
     /// Exactly one packet reached `node`, nothing else is waiting in `poll_output`, and
     /// the model's next deadline is `next`.
-    One { pkt: Packet, node: u32, next: Option<SimTime> },
+    One { pkt: P, node: u32, next: Option<SimTime> },
     /// Re-read `poll_timeout`, then drain `poll_output`.
     Drain,
 }

@@ -1,20 +1,23 @@
-//! The packets on the world's wired directions, held by handle.
+//! The packets in the world, held by handle.
 //!
-//! A wired direction's pipe keeps (landing, handle) pairs, 16 bytes an entry, and the
-//! packets themselves live here, in slots shared by every direction. A packet entering
-//! a pipe takes the slot freed last, usually the one it left at its previous hop, which
-//! is still in cache; with a copy of the packet in the pipe instead, each hop wrote 96
-//! bytes into a ring slot of its own direction last touched a whole ring ago, which at
-//! tens of thousands of directions was a miss in the last-level cache (docs/performance.md,
-//! "Scale: from 1 to 10,000 flows"). The slots follow the packets in flight at once, and
-//! the pipes' buffers, which keep the capacity of their busiest moment, are a sixth of
-//! the size.
+//! A packet is put here when its endpoint sends it and taken out when it reaches its
+//! destination, is dropped, or enters a model other than a wired direction; in between
+//! the world and the wired directions pass its 8-byte handle, not the 88-byte packet.
+//! A wired direction's pipe keeps (landing, handle) pairs, 16 bytes an entry. A new
+//! packet takes the slot freed last, usually still in cache; with a copy of the packet
+//! in the pipe instead, each hop wrote 96 bytes into a ring slot of its own direction
+//! last touched a whole ring ago, which at tens of thousands of directions was a miss in
+//! the last-level cache (docs/performance.md, "Scale: from 1 to 10,000 flows").
 
 use xlayer_proto::Packet;
 
-/// A packet's place in a [`PacketStore`].
+/// A packet's place in a [`PacketStore`], and its size: a link's queue and line need
+/// nothing else of it, so a hop that passes it on does not read the packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Handle(u32);
+pub struct Handle {
+    slot: u32,
+    pub size_bytes: u32,
+}
 
 #[derive(Default)]
 pub struct PacketStore {
@@ -24,30 +27,40 @@ pub struct PacketStore {
 }
 
 impl PacketStore {
-    #[inline]
+    #[inline(always)]
     pub fn put(&mut self, pkt: Packet) -> Handle {
-        match self.free.pop() {
+        let size_bytes = pkt.size_bytes;
+        let slot = match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = Some(pkt);
-                Handle(i)
+                i
             }
             None => {
                 self.slots.push(Some(pkt));
-                Handle((self.slots.len() - 1) as u32)
+                (self.slots.len() - 1) as u32
             }
-        }
+        };
+        Handle { slot, size_bytes }
     }
 
     /// The packet, leaving its slot free. A handle is taken once.
     #[inline]
     pub fn take(&mut self, h: Handle) -> Packet {
-        self.free.push(h.0);
-        self.slots[h.0 as usize].take().expect("a handle is taken once")
+        self.free.push(h.slot);
+        self.slots[h.slot as usize].take().expect("a handle is taken once")
+    }
+
+    /// Forget the packet (delivered or counted as dropped).
+    #[inline]
+    pub fn free(&mut self, h: Handle) {
+        debug_assert!(self.slots[h.slot as usize].is_some(), "a handle is freed once");
+        self.free.push(h.slot);
+        self.slots[h.slot as usize] = None;
     }
 
     #[inline]
     pub fn get(&self, h: Handle) -> &Packet {
-        self.slots[h.0 as usize].as_ref().expect("a handle not yet taken")
+        self.slots[h.slot as usize].as_ref().expect("a handle not yet taken")
     }
 
     /// Packets held.
@@ -78,8 +91,13 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s.put(pkt(9)), h[3], "the slot freed last");
         assert_eq!(s.put(pkt(8)), h[1]);
-        assert_eq!(s.put(pkt(7)), Handle(4), "no free slot: a new one");
-        let uids: Vec<u64> = [h[0], h[1], h[2], h[3], Handle(4)].iter().map(|&h| s.get(h).uid).collect();
+        let h4 = s.put(pkt(7));
+        assert_eq!(h4.slot, 4, "no free slot: a new one");
+        assert_eq!(h4.size_bytes, 100);
+        let uids: Vec<u64> = [h[0], h[1], h[2], h[3], h4].iter().map(|&h| s.get(h).uid).collect();
         assert_eq!(uids, vec![0, 8, 2, 9, 7]);
+        s.free(h[2]);
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.put(pkt(6)), h[2], "a freed slot is reused like a taken one");
     }
 }

@@ -179,22 +179,22 @@ impl WiredDir {
     /// comment): into the pipe, or a drop, reported at once or held until `arrival`. The
     /// wake-up asked for is the new earliest deadline, if the packet made one.
     #[inline]
-    pub fn enqueue_at(&mut self, now: SimTime, arrival: SimTime, pkt: Packet, store: &mut PacketStore) -> Enqueued {
+    pub fn enqueue_at(&mut self, now: SimTime, arrival: SimTime, h: Handle, store: &mut PacketStore) -> Enqueued {
         let (pipe_empty, held_empty) = (self.pipe.is_empty(), self.held_drops.is_empty());
-        match self.admit(now, arrival, pkt.size_bytes) {
+        match self.admit(now, arrival, h.size_bytes) {
             Ok(landing) => {
-                self.pipe.push_back((landing, store.put(pkt)));
+                self.pipe.push_back((landing, h));
                 self.last_wire = LastWire::Pipe;
                 let earliest = pipe_empty && self.held_drops.front().is_none_or(|&(at, _)| landing < at);
                 Enqueued::Quiet { wake: earliest.then_some(landing) }
             }
             Err(cause) if arrival == now => {
                 self.last_wire = if cause == DropCause::Channel { LastWire::Lost } else { LastWire::None };
-                self.out.push_back(LinkOutput::Dropped { pkt, cause });
+                self.out.push_back(LinkOutput::Dropped { pkt: store.take(h), cause });
                 Enqueued::Drain
             }
             Err(cause) => {
-                self.hold_drop(arrival, pkt, cause);
+                self.hold_drop(arrival, store.take(h), cause);
                 let earliest = held_empty && self.pipe.front().is_none_or(|&(at, _)| arrival < at);
                 Enqueued::Quiet { wake: earliest.then_some(arrival) }
             }
@@ -209,22 +209,22 @@ impl WiredDir {
 
     /// Accept a packet reaching the input at `arrival` but keep it out of the pipe: its
     /// landing time at `to_node`, for the world to hand it straight to the next
-    /// direction; or `None` when it is dropped (reported now, or held until `arrival`:
-    /// then `poll_timeout` has moved).
+    /// direction; or `None` when it is dropped (taken out of the store and reported now,
+    /// or held until `arrival`: then `poll_timeout` has moved).
     #[inline]
-    pub fn pass(&mut self, now: SimTime, arrival: SimTime, pkt: &Packet) -> Option<SimTime> {
-        match self.admit(now, arrival, pkt.size_bytes) {
+    pub fn pass(&mut self, now: SimTime, arrival: SimTime, h: Handle, store: &mut PacketStore) -> Option<SimTime> {
+        match self.admit(now, arrival, h.size_bytes) {
             Ok(landing) => {
                 self.last_wire = LastWire::None;
                 Some(landing)
             }
             Err(cause) if arrival == now => {
                 self.last_wire = if cause == DropCause::Channel { LastWire::Lost } else { LastWire::None };
-                self.out.push_back(LinkOutput::Dropped { pkt: pkt.clone(), cause });
+                self.out.push_back(LinkOutput::Dropped { pkt: store.take(h), cause });
                 None
             }
             Err(cause) => {
-                self.hold_drop(arrival, pkt.clone(), cause);
+                self.hold_drop(arrival, store.take(h), cause);
                 None
             }
         }
@@ -237,13 +237,13 @@ impl WiredDir {
     /// A packet behind others in the pipe changes nothing the world can see; one that
     /// enters an empty pipe is the new earliest arrival; a drop must be drained.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, pkt: Packet, store: &mut PacketStore) -> Enqueued {
-        self.enqueue_at(now, now, pkt, store)
+    pub fn enqueue(&mut self, now: SimTime, h: Handle, store: &mut PacketStore) -> Enqueued {
+        self.enqueue_at(now, now, h, store)
     }
 
     /// Lands the head of the pipe if it is due: one packet per wake-up. Held drops that
     /// are due are reported first.
-    pub fn handle_timeout(&mut self, now: SimTime, store: &mut PacketStore) -> Woken {
+    pub fn handle_timeout(&mut self, now: SimTime) -> Woken<Handle> {
         if self.held_drops.front().is_some_and(|&(at, _)| at <= now) {
             while self.held_drops.front().is_some_and(|&(at, _)| at <= now) {
                 let (_, drop) = self.held_drops.pop_front().expect("checked");
@@ -255,7 +255,7 @@ impl WiredDir {
             return Woken::Drain;
         }
         let (_, h) = self.pipe.pop_front().expect("the head is due");
-        Woken::One { pkt: store.take(h), node: self.to_node, next: self.poll_timeout() }
+        Woken::One { pkt: h, node: self.to_node, next: self.poll_timeout() }
     }
 
     pub fn poll_timeout(&self) -> Option<SimTime> {
@@ -356,18 +356,18 @@ mod tests {
         for uid in 0..3 {
             // Only the first packet is a new earliest arrival.
             let wake = (uid == 0).then_some(SimTime(11_000_000));
-            assert_eq!(l.enqueue(t0, pkt(uid, 1000), &mut s), Enqueued::Quiet { wake });
+            assert_eq!(l.enqueue(t0, s.put(pkt(uid, 1000)), &mut s), Enqueued::Quiet { wake });
             assert_eq!(l.last_on_wire(&s).map(|p| p.uid), Some(uid));
         }
         assert_eq!(l.poll_timeout(), Some(SimTime(11_000_000)));
-        assert_eq!(l.enqueue(t0, pkt(3, 1000), &mut s), Enqueued::Drain);
+        assert_eq!(l.enqueue(t0, s.put(pkt(3, 1000)), &mut s), Enqueued::Drain);
         assert!(l.last_on_wire(&s).is_none());
         assert!(matches!(l.poll_output(), Some(LinkOutput::Dropped { cause: DropCause::QueueOverflow, .. })));
         assert_eq!(l.metrics(t0).queue_packets, 2);
         // At 1 ms packet 1 starts: one waits, so there is room again.
         let t1 = SimTime(1_000_000);
         assert_eq!(l.metrics(t1).queue_packets, 1);
-        l.enqueue(t1, pkt(4, 1000), &mut s);
+        l.enqueue(t1, s.put(pkt(4, 1000)), &mut s);
         assert!(l.poll_output().is_none());
         let arrivals: Vec<(SimTime, u64)> = l.pipe.iter().map(|&(t, h)| (t, s.get(h).uid)).collect();
         let ms = |m: u64| SimTime(m * 1_000_000);
@@ -377,13 +377,13 @@ mod tests {
         assert_eq!(l.tx_packets, 3);
         // Wake-ups land one packet each, in order, and name the next arrival.
         assert!(
-            matches!(l.handle_timeout(ms(12), &mut s), Woken::One { pkt, node: 1, next: Some(t) } if pkt.uid == 0 && t == ms(12))
+            matches!(l.handle_timeout(ms(12)), Woken::One { pkt, node: 1, next: Some(t) } if s.take(pkt).uid == 0 && t == ms(12))
         );
         assert!(
-            matches!(l.handle_timeout(ms(12), &mut s), Woken::One { pkt, next: Some(t), .. } if pkt.uid == 1 && t == ms(13))
+            matches!(l.handle_timeout(ms(12)), Woken::One { pkt, next: Some(t), .. } if s.take(pkt).uid == 1 && t == ms(13))
         );
         assert!(l.poll_output().is_none());
-        assert!(matches!(l.handle_timeout(ms(12), &mut s), Woken::Drain), "packet 2 is not due before 13 ms");
+        assert!(matches!(l.handle_timeout(ms(12)), Woken::Drain), "packet 2 is not due before 13 ms");
         assert_eq!(s.len(), 2, "packets 2 and 4 are still on the wire");
     }
 }

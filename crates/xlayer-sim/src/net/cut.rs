@@ -16,7 +16,7 @@
 //! counts and fingerprints differ from hop-by-hop forwarding, and events at one instant
 //! may be handled in another order (a landing's event is queued earlier).
 
-use crate::link::AnyLink;
+use crate::link::{AnyLink, Handle};
 use crate::world::World;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
@@ -124,30 +124,32 @@ impl World {
         self.cut_planned = true;
     }
 
-    /// `pkt` enters `link` (a wired direction that is some direction's only input) now:
-    /// hand it on from direction to direction while the next one has no other input.
-    pub(crate) fn cut_through(&mut self, mut link: u32, pkt: Packet) {
+    /// A packet (`h`, for node `dst`) enters `link` (a wired direction that is some
+    /// direction's only input) now: hand it on from direction to direction while the
+    /// next one has no other input.
+    pub(crate) fn cut_through(&mut self, mut link: u32, h: Handle, dst: u32) {
         let now = self.now;
         let mut arrival = now;
         loop {
             let l = &self.links[link as usize];
             let AnyLink::Wired(w) = &l.model else { unreachable!("only wired directions feed alone") };
             let node = w.to_node;
-            let next = (l.feeds_alone && node != pkt.dst.0)
-                .then(|| self.routes.next_hop(node, pkt.dst.0).link)
+            let next = (l.feeds_alone && node != dst)
+                .then(|| self.routes.next_hop(node, dst).link)
                 .filter(|&b| self.links[b as usize].sole_input == link);
             let l = &mut self.links[link as usize];
             let AnyLink::Wired(w) = &mut l.model else { unreachable!() };
             let Some(next) = next else {
-                let enqueued = w.enqueue_at(now, arrival, pkt, &mut self.packets);
+                let enqueued = w.enqueue_at(now, arrival, h, &mut self.packets);
                 return self.after_enqueue(link, arrival, enqueued);
             };
-            match w.pass(now, arrival, &pkt) {
+            match w.pass(now, arrival, h, &mut self.packets) {
                 Some(landing) => {
                     if let Some(interval) = self.series_interval {
-                        l.landed_later.add(landing, pkt.size_bytes, interval);
+                        l.landed_later.add(landing, h.size_bytes, interval);
                     }
                     if let Some(c) = l.capture {
+                        let pkt = self.packets.get(h).clone();
                         self.capture(c, arrival, &pkt);
                     }
                     (link, arrival) = (next, landing);

@@ -12,9 +12,9 @@ pub(crate) use groups::{Group, Groups};
 pub(crate) use routes::{Edge, Routes};
 
 use crate::engine::{EventQueue, Lane};
-use crate::link::{AnyLink, DropCause, Enqueued, LinkOutput, NextHop, Woken};
+use crate::link::{AnyLink, DropCause, Enqueued, Handle, LinkOutput, NextHop, Woken};
 use crate::world::{Event, World};
-use xlayer_proto::{Dir, Packet, SimTime};
+use xlayer_proto::{Addr, Dir, Packet, SimTime};
 
 pub(crate) struct NodeRt {
     pub name: String,
@@ -61,33 +61,37 @@ pub(crate) struct LinkRt {
 }
 
 impl World {
-    /// A packet an endpoint just sent, from its node.
+    /// A packet an endpoint just sent, from its node: into the store, unless it goes to a
+    /// group (each copy is put there on its own).
     pub(crate) fn route_from_source(&mut self, pkt: Packet) {
-        let node = pkt.src.0;
-        match pkt.dst.group_index() {
-            Some(_) => self.forward_group(node, pkt),
-            None => self.forward(node, pkt),
+        let (node, dst) = (pkt.src.0, pkt.dst);
+        if dst.is_group() {
+            return self.forward_group(node, pkt);
         }
+        let h = self.packets.put(pkt);
+        self.forward(node, h, dst);
     }
 
+    /// `dst`: the packet's destination, read once by the caller.
     #[inline]
-    fn forward(&mut self, node: u32, pkt: Packet) {
+    fn forward(&mut self, node: u32, h: Handle, dst: Addr) {
         // Routes between endpoints are checked when the world is built.
-        let hop = self.routes.next_hop(node, pkt.dst.0);
-        self.send_on(hop.link, pkt, NextHop::One(hop.next));
+        let hop = self.routes.next_hop(node, dst.0);
+        self.send_on(hop.link, h, dst, NextHop::One(hop.next));
     }
 
     /// A group packet at `node`: one copy per branch of its source's tree, plus one for
     /// this node if it is a member.
     fn forward_group(&mut self, node: u32, pkt: Packet) {
-        let (group, source) = (pkt.dst.group_index().expect("a group packet"), self.flows[pkt.flow.0 as usize].src);
+        let dst = pkt.dst;
+        let (group, source) = (dst.group_index().expect("a group packet"), self.flows[pkt.flow.0 as usize].src);
         // A shared pointer to the fanout (no allocation), held while the copies go out.
         let Some(fanout) = self.groups.fanout(group, source, node).cloned() else {
-            return self.drop(pkt, DropCause::NoReceiver);
+            return self.drop(&pkt, DropCause::NoReceiver);
         };
         let outputs = fanout.hops.len() + usize::from(fanout.local);
         if outputs == 0 {
-            return self.drop(pkt, DropCause::NoReceiver);
+            return self.drop(&pkt, DropCause::NoReceiver);
         }
         self.conservation.replicated += outputs as u64 - 1;
         let mut pkt = Some(pkt);
@@ -96,21 +100,22 @@ impl World {
             let copy = take(i + 1 == outputs);
             let to = if next.len() == 1 { NextHop::One(next[0]) } else { NextHop::Many(next) };
             self.conservation.replicated += to.copies() as u64 - 1;
-            self.send_on(*link, copy, to);
+            let copy = self.packets.put(copy);
+            self.send_on(*link, copy, dst, to);
         }
         if fanout.local {
-            let copy = take(true);
+            let copy = self.packets.put(take(true));
             self.deliver(node, copy);
         }
     }
 
     /// Hand a packet to a link, capture what it put on the wire, and take what came out.
-    fn send_on(&mut self, link: u32, pkt: Packet, to: NextHop<'_>) {
+    fn send_on(&mut self, link: u32, h: Handle, dst: Addr, to: NextHop<'_>) {
         let l = &mut self.links[link as usize];
-        if l.feeds_alone && !pkt.dst.is_group() {
-            return self.cut_through(link, pkt);
+        if l.feeds_alone && !dst.is_group() {
+            return self.cut_through(link, h, dst.0);
         }
-        let enqueued = l.model.enqueue(self.now, pkt, to, &mut self.packets);
+        let enqueued = l.model.enqueue(self.now, h, to, &mut self.packets);
         self.after_enqueue(link, self.now, enqueued);
     }
 
@@ -175,7 +180,7 @@ impl World {
                 }
                 LinkOutput::Dropped { pkt, cause } => {
                     self.links[link as usize].drops[cause as usize] += 1;
-                    self.drop(pkt, cause);
+                    self.drop(&pkt, cause);
                 }
                 LinkOutput::Notify { flow, node } => self.congestion_notice(flow, node),
             }
@@ -185,7 +190,8 @@ impl World {
     /// A packet came out of `link` at `node`.
     fn arrived(&mut self, link: u32, node: u32, pkt: Packet) {
         self.links[link as usize].bytes_since_sample += pkt.size_bytes as u64;
-        self.arrive_at(node, pkt);
+        let h = self.packets.put(pkt);
+        self.arrive_at(node, h);
     }
 
     /// Make sure the link will be woken at its next deadline.
@@ -195,17 +201,19 @@ impl World {
     }
 
     #[inline]
-    fn arrive_at(&mut self, node: u32, pkt: Packet) {
-        if pkt.dst.is_group() {
+    fn arrive_at(&mut self, node: u32, h: Handle) {
+        let dst = self.packets.get(h).dst;
+        if dst.is_group() {
+            let pkt = self.packets.take(h);
             return self.forward_group(node, pkt);
         }
-        if node != pkt.dst.0 {
-            return self.forward(node, pkt);
+        if node != dst.0 {
+            return self.forward(node, h, dst);
         }
-        self.deliver(node, pkt)
+        self.deliver(node, h)
     }
 
-    pub(crate) fn drop(&mut self, pkt: Packet, cause: DropCause) {
+    pub(crate) fn drop(&mut self, pkt: &Packet, cause: DropCause) {
         self.conservation.dropped += 1;
         let s = &mut self.flows[pkt.flow.0 as usize].stats;
         match pkt.dir {
