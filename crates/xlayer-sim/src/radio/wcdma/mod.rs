@@ -229,8 +229,8 @@ impl Mobile {
 /// grows the ring by doubling as TTIs fill it, instead of allocating for the whole span
 /// before the first TTI.
 fn ttis_in_flight(cfg: &DchConfig) -> usize {
-    let span = cfg.tti.0 + cfg.delay.0 + cfg.status_delay.0;
-    span.div_ceil(cfg.tti.0).min(RING_START_MAX) as usize
+    let span = cfg.tti + cfg.delay + cfg.status_delay; // saturating: delays of centuries validate
+    span.0.div_ceil(cfg.tti.0).min(RING_START_MAX) as usize
 }
 
 /// 4 KiB of TTI slots a mobile; Koga et al.'s settings need 4 or 5.
@@ -297,8 +297,8 @@ impl WcdmaDch {
                 arrived_spill: 0,
             })
             .collect();
-        let to_mobile = SimDur(cfg.tti.0 + cfg.delay.0);
-        let to_base = SimDur(to_mobile.0 + cfg.status_delay.0);
+        let to_mobile = cfg.tti + cfg.delay;
+        let to_base = to_mobile + cfg.status_delay;
         let rate_bps = cfg.rate_bps();
         let tb_bytes = cfg.pdu_payload_bytes + PDU_HEADER_BYTES;
         let n = receivers.len();
@@ -726,7 +726,9 @@ mod tests {
         assert_eq!(ttis_in_flight(&c(20, 30, 30)), 4);
         assert_eq!(ttis_in_flight(&c(20, 35, 30)), 5);
         assert_eq!(ttis_in_flight(&c(20, 0, 0)), 1);
-        // A delay of 10^7 s starts at the cap; `push_tti` doubles it when it fills.
+        // A delay of 10^7 s starts at the cap; `push_tti` doubles it when it fills. Delays
+        // whose sum passes u64::MAX ns saturate.
         assert_eq!(ttis_in_flight(&c(20, 10_000_000_000, 0)), RING_START_MAX as usize);
+        assert_eq!(ttis_in_flight(&c(20, u64::MAX / 1_000_000, u64::MAX / 1_000_000)), RING_START_MAX as usize);
     }
 }
