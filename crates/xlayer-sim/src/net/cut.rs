@@ -37,10 +37,13 @@ impl LaterBytes {
     pub fn add(&mut self, landing: SimTime, bytes: u32, interval: SimDur) {
         match self.0.back_mut() {
             Some((sample, sum)) if landing <= *sample => {
-                debug_assert!(landing.0 + interval.0 > sample.0, "landings out of order");
+                debug_assert!(sample.0 - landing.0 < interval.0, "landings out of order");
                 *sum += bytes as u64;
             }
-            _ => self.0.push_back((SimTime(landing.0.div_ceil(interval.0) * interval.0), bytes as u64)),
+            // A landing past the last multiple of the interval (a delay of centuries, which
+            // validates: simulated time saturates) is counted by no sample, as it lands
+            // after any run's end.
+            _ => self.0.push_back((SimTime(landing.0.div_ceil(interval.0).saturating_mul(interval.0)), bytes as u64)),
         }
     }
 
@@ -218,5 +221,10 @@ mod tests {
             assert_eq!(later.take_until(now), expected, "sample at {}", now.0);
         }
         assert!(later.0.is_empty());
+        // Landings at the end of simulated time (saturated) round to it, not past it.
+        later.add(SimTime(u64::MAX - 1), 90, interval);
+        later.add(SimTime(u64::MAX), 10, interval);
+        assert_eq!(later.take_until(SimTime(u64::MAX - 1)), 0);
+        assert_eq!(later.take_until(SimTime::MAX), 100);
     }
 }
