@@ -15,6 +15,10 @@
 //!
 //! `XLAYER_FUZZ_CASES=1000000 XLAYER_FUZZ_RUNS=20000 cargo test --release -p xlayer-sim --test scenario_fuzz -- --ignored --nocapture`
 //!
+//! (`XLAYER_FUZZ_SEED` picks other inputs.) A release build does not check arithmetic
+//! for overflow, so run the campaign without `--release` too (each case takes two to three
+//! times as long): an overflow is then a panic the campaign reports.
+//!
 //! A finding becomes a corpus file with its expected outcome, and a fix.
 
 mod common;
