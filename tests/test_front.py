@@ -27,6 +27,82 @@ def _typed(v: Any) -> Any:
     return (type(v).__name__, v)
 
 
+# --- the parsed-file cache ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda p: p.name)
+def test_a_cached_document_equals_a_fresh_parse(path: Path) -> None:
+    sc._PARSED.clear()
+    fresh = sc.load(path)
+    again = sc.load(path)
+    assert os.fspath(path) in sc._PARSED
+    assert again == fresh and _typed(again) == _typed(fresh)
+    assert list(again) == list(fresh)  # key order too
+
+
+def test_the_cache_hands_out_copies(tmp_path: Path) -> None:
+    p = tmp_path / "s.toml"
+    p.write_bytes(DUMBBELL.read_bytes())
+    first = sc.load(p)
+    first["link"][0]["rate"] = "1kbps"
+    first["simulation"].clear()
+    second = sc.load(p)
+    assert second == xlayer.load(DUMBBELL) and second["link"][0]["rate"] != "1kbps"
+    second["flow"].pop()
+    assert sc.load(p) == xlayer.load(DUMBBELL)
+
+
+def test_an_edited_file_is_parsed_again_whatever_its_size_and_time(tmp_path: Path) -> None:
+    p = tmp_path / "s.toml"
+    p.write_text('name = "aaaa"\n')
+    assert sc.load(p)["name"] == "aaaa"
+    stamp = p.stat()
+    p.write_text('name = "bbbb"\n')  # same size
+    os.utime(p, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # and same time stamps
+    assert p.stat().st_size == stamp.st_size and p.stat().st_mtime_ns == stamp.st_mtime_ns
+    assert sc.load(p)["name"] == "bbbb"
+
+
+def test_errors_are_not_cached(tmp_path: Path) -> None:
+    p = tmp_path / "s.toml"
+    p.write_text('name = "ok"\n')
+    assert sc.load(p) == {"name": "ok"}
+    p.write_text('name = "ok\n')
+    with pytest.raises(xlayer.ScenarioError, match="cannot parse"):
+        sc.load(p)
+    with pytest.raises(xlayer.ScenarioError, match="cannot parse"):
+        sc.load(p)
+    p.write_text('name = "ok"\nwhen = 1979-05-27\n')
+    with pytest.raises(xlayer.ScenarioError, match=r"s\.toml: when: .* of type date is not allowed"):
+        sc.load(p)
+    p.write_text('name = "ok"\n')
+    assert sc.load(p) == {"name": "ok"}
+    p.unlink()
+    with pytest.raises(xlayer.ScenarioNotFoundError):
+        sc.load(p)
+
+
+def test_json_and_toml_files_of_one_path_name(tmp_path: Path) -> None:
+    toml, js = tmp_path / "s.toml", tmp_path / "s.json"
+    toml.write_text("x = 1.0\ny = -0.0\nz = 12345678901234567890\n")
+    js.write_text('{"x": 1, "y": 0.0}')
+    for _ in range(2):
+        assert _typed(sc.load(toml)) == {"x": ("float", 1.0), "y": ("float", -0.0),
+                                         "z": ("int", 12345678901234567890)}
+        assert str(sc.load(toml)["y"]) == "-0.0"
+        assert _typed(sc.load(js)) == {"x": ("int", 1), "y": ("float", 0.0)}
+
+
+def test_the_cache_is_bounded(tmp_path: Path) -> None:
+    sc._PARSED.clear()
+    for i in range(sc._PARSED_MAX + 5):
+        p = tmp_path / f"s{i}.toml"
+        p.write_text(f"n = {i}\n")
+        assert sc.load(p) == {"n": i}
+    assert len(sc._PARSED) == sc._PARSED_MAX
+    assert os.fspath(tmp_path / "s0.toml") not in sc._PARSED
+
+
 # --- canonical: the plain copy and the long way ------------------------------------------
 
 
