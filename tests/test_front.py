@@ -156,3 +156,38 @@ def test_canonical_at_the_depth_limit() -> None:
     for depth in (sc.MAX_DEPTH - 1, sc.MAX_DEPTH):
         v = _nested(depth)
         assert sc.canonical(v) == v == sc._canonical(v, "", 0)
+
+
+# --- result tables from number arrays ----------------------------------------------------
+
+
+def _by_lists(raw: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The flow and link tables as pandas types the core's lists."""
+    return pd.DataFrame(raw.get("flows") or {}), pd.DataFrame(raw.get("links") or {})
+
+
+@pytest.mark.parametrize("name, overrides", [
+    ("dumbbell", SHORT),
+    ("clamp_short_flows", {"simulation.duration": "3s"}),  # columns of None and of floats with None
+    ("koga_fig1", SHORT),  # no series
+    ("multicast_table1", {"simulation.duration": "1s"}),
+])
+def test_tables_equal_pandas_own_typing_of_the_lists(name: str, overrides: dict[str, Any]) -> None:
+    path = sc.shipped(name)
+    doc = sc.resolve(path, overrides)
+    raw = native.simulate(doc, 1, 0, sc.base_dir(path))
+    res = api._result(raw, doc, 1, 0)
+    for got, want in zip((res.flows, res.links), _by_lists(raw)):
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        assert got.equals(want) and list(got.dtypes) == list(want.dtypes)
+
+
+def test_number_columns() -> None:
+    ints, floats = api._numbers([1, 2]), api._numbers([0.5, float("nan")])
+    assert isinstance(ints, np.ndarray) and ints.dtype == np.int64
+    assert isinstance(floats, np.ndarray) and floats.dtype == np.float64
+    for kept in ([], [None, 1.0], [1.0, None], [2**63], ["a"], [1, 2.5]):
+        assert api._numbers(kept) is kept
+    for values in ([1, 2], [0.5, float("nan")], [None, 1.0], [1.0, None], [2**63], [1, 2.5], [2**64]):
+        got = pd.DataFrame({"c": api._column(values)})
+        pd.testing.assert_frame_equal(got, pd.DataFrame({"c": values}), check_exact=True)
