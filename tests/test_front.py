@@ -191,3 +191,15 @@ def test_number_columns() -> None:
     for values in ([1, 2], [0.5, float("nan")], [None, 1.0], [1.0, None], [2**63], [1, 2.5], [2**64]):
         got = pd.DataFrame({"c": api._column(values)})
         pd.testing.assert_frame_equal(got, pd.DataFrame({"c": values}), check_exact=True)
+
+
+def test_runs_without_series_get_their_own_empty_table() -> None:
+    a = xlayer.run(LOSSY, overrides={**SHORT, "output.series_interval": "0s"}, progress=False)
+    b = xlayer.run(LOSSY, overrides={**SHORT, "output.series_interval": "0s"}, progress=False)
+    want = pd.DataFrame({c: [] for c in native.SERIES_COLUMNS})
+    pd.testing.assert_frame_equal(a.series, want, check_exact=True)
+    assert a.series is not b.series
+    a.series["extra"] = 1.0
+    a.series.loc[0] = 1.0
+    pd.testing.assert_frame_equal(b.series, want, check_exact=True)
+    pd.testing.assert_frame_equal(api._empty(tuple(native.SERIES_COLUMNS)), want, check_exact=True)
