@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import os
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,22 @@ def test_the_cache_is_bounded(tmp_path: Path) -> None:
         assert sc.load(p) == {"n": i}
     assert len(sc._PARSED) == sc._PARSED_MAX
     assert os.fspath(tmp_path / "s0.toml") not in sc._PARSED
+
+
+def test_threads_loading_more_files_than_are_kept(tmp_path: Path) -> None:
+    paths = []
+    for i in range(sc._PARSED_MAX + 8):
+        paths.append(tmp_path / f"s{i}.toml")
+        paths[-1].write_text(f"n = {i}\n")
+
+    def load_all(start: int) -> list[Any]:
+        return [sc.load(paths[(start + k) % len(paths)])["n"] for k in range(300)]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(load_all, range(4)))
+    for start, got in enumerate(results):
+        assert got == [(start + k) % len(paths) for k in range(300)]
+    assert len(sc._PARSED) <= sc._PARSED_MAX
 
 
 # --- canonical: the plain copy and the long way ------------------------------------------

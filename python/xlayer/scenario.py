@@ -155,8 +155,9 @@ _PARSED_MAX = 32
 
 def _remember(key: str, data: bytes, doc: dict[str, Any]) -> None:
     _PARSED.pop(key, None)
-    while len(_PARSED) >= _PARSED_MAX:
-        _PARSED.pop(next(iter(_PARSED)))  # the least recently parsed
+    kept = list(_PARSED)  # one step under the GIL, whatever other threads load
+    for old in kept[:max(0, len(kept) - _PARSED_MAX + 1)]:
+        _PARSED.pop(old, None)  # the least recently parsed
     _PARSED[key] = (data, json.dumps(doc, ensure_ascii=False))
 
 
