@@ -8,7 +8,8 @@ Instructions per delivered segment (the run only: no build, no calibration, no P
     valgrind --tool=callgrind --toggle-collect='*World::run_until*' \
         python benches/bench_koga.py --once --case table2
 
-then divide the collected instructions by the segments it prints.
+then divide the collected instructions by the segments it prints. The Python around the
+core (scenario, native build, DataFrames), step by step: benches/bench_front.py.
 
 Targets (issue 3): a 60 s run under 0.2 s of wall time; the full (non-quick)
 reproduction under 5 minutes on 2 cores. Scale issue: at most 3 us of wall time per
