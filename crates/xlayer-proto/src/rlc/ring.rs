@@ -24,7 +24,6 @@ impl<T: Copy> SnRing<T> {
         self.lo
     }
     /// One past the last SN held.
-    #[cfg(test)]
     pub fn hi(&self) -> u64 {
         self.hi
     }
@@ -63,7 +62,6 @@ impl<T: Copy> SnRing<T> {
     }
 
     /// Hold one more SN, `hi`, with entry `v`.
-    #[cfg(test)]
     pub fn push_back(&mut self, v: T) {
         self.extend_to(self.hi + 1, v);
     }
