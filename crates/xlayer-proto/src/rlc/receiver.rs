@@ -96,6 +96,10 @@ pub struct RlcReceiver {
     vr_h: u64,
     /// In-order delivery point: SDUs starting below it have been decided.
     cursor: u64,
+    /// End of the SDU at the cursor when delivery last stopped there for its tail: until
+    /// VR(R) reaches it, delivery cannot move on (0 once that SDU may have been decided
+    /// out of order).
+    hold: u64,
     /// (end, t): the missing SNs below `end` not covered by earlier entries were
     /// detected at `t`. Ends and times increase.
     detect: VecDeque<(u64, SimTime)>,
@@ -117,6 +121,7 @@ impl RlcReceiver {
             vr_r: 0,
             vr_h: 0,
             cursor: 0,
+            hold: 0,
             detect: VecDeque::new(),
             max_delivered: None,
             out: VecDeque::new(),
@@ -160,6 +165,11 @@ impl RlcReceiver {
 
     /// Decide, in SN order, every SDU that lies wholly below VR(R).
     fn deliver_in_order(&mut self) {
+        // The SDU at the cursor completes only once VR(R) passes its end (VR(R) stops at
+        // the first SN not received), so until then the loop below would stop at once.
+        if self.vr_r < self.hold {
+            return;
+        }
         while self.cursor < self.vr_r {
             let s = *self.slots.at(self.cursor);
             if !s.known() {
@@ -172,6 +182,7 @@ impl RlcReceiver {
                 if f.got == f.pdus {
                     self.deliver(first);
                 } else if first + u64::from(s.pdus) > self.vr_r {
+                    self.hold = first + u64::from(s.pdus);
                     break; // its tail is neither here nor given up yet
                 } else if self.late == LateSdus::Discard {
                     self.drop_sdu(first, RxDrop::GaveUp);
@@ -284,7 +295,9 @@ impl LinkEntityRx for RlcReceiver {
             self.advance_vr_r();
         }
         if pdu.first_sn < self.cursor {
-            // The delivery point passed this SDU's start while it was given up.
+            // The delivery point passed this SDU's start while it was given up; it may be
+            // the one delivery stopped at.
+            self.hold = 0;
             match self.late {
                 LateSdus::Deliver if complete => self.deliver(first),
                 LateSdus::Deliver => {}
