@@ -100,6 +100,9 @@ pub struct RlcReceiver {
     /// VR(R) reaches it, delivery cannot move on (0 once that SDU may have been decided
     /// out of order).
     hold: u64,
+    /// Purging last stopped at an SN or SDU that cannot go before `min(cursor, VR(R))`
+    /// reaches this (both only grow).
+    purge_hold: u64,
     /// (end, t): the missing SNs below `end` not covered by earlier entries were
     /// detected at `t`. Ends and times increase.
     detect: VecDeque<(u64, SimTime)>,
@@ -122,6 +125,7 @@ impl RlcReceiver {
             vr_h: 0,
             cursor: 0,
             hold: 0,
+            purge_hold: 0,
             detect: VecDeque::new(),
             max_delivered: None,
             out: VecDeque::new(),
@@ -222,12 +226,19 @@ impl RlcReceiver {
     #[inline(always)] // once per PDU, and mostly nothing to do
     fn purge(&mut self) {
         let limit = self.cursor.min(self.vr_r);
+        if limit < self.purge_hold {
+            return;
+        }
         while !self.slots.is_empty() {
             let base = self.slots.lo();
             let s = *self.slots.at(base);
             let old = self.vr_h - base > self.window;
             if !s.known() {
-                if base >= limit || !old {
+                if base >= limit {
+                    self.purge_hold = base + 1;
+                    break;
+                }
+                if !old {
                     break;
                 }
                 self.slots.drop_to(base + 1);
@@ -235,7 +246,11 @@ impl RlcReceiver {
             }
             debug_assert_eq!(s.seg, 0, "slots are purged SDU by SDU");
             let end = base + u64::from(s.pdus);
-            if end > limit || !(s.done() || old) {
+            if end > limit {
+                self.purge_hold = end;
+                break;
+            }
+            if !(s.done() || old) {
                 break;
             }
             if !s.done() {
