@@ -277,11 +277,22 @@ impl LinkEntityRx for RlcReceiver {
             return;
         }
         let first = pdu.first_sn;
-        self.slots.extend_to(first + u64::from(pdu.sdu_pdus), Slot::default());
-        if !self.slots.at(first).known() {
+        let held = self.slots.hi();
+        if first >= held || !self.slots.at(first).known() {
             let info = Slot { flags: KNOWN, pdus: pdu.sdu_pdus, ..Slot::default() };
-            for seg in 0..pdu.sdu_pdus {
-                *self.slots.at_mut(first + u64::from(seg)) = Slot { seg, ..info };
+            if first >= held {
+                // Beyond every SN held (an SDU learned late lies in a gap below a known
+                // one): its slots are written once, with its bounds.
+                self.slots.extend_to(first, Slot::default());
+                self.slots.extend_with(first + u64::from(pdu.sdu_pdus), |sn| Slot { seg: (sn - first) as u16, ..info });
+            } else {
+                debug_assert!(
+                    first + u64::from(pdu.sdu_pdus) <= held,
+                    "an unknown SDU below VR(H)'s SDUs lies in a gap"
+                );
+                for seg in 0..pdu.sdu_pdus {
+                    *self.slots.at_mut(first + u64::from(seg)) = Slot { seg, ..info };
+                }
             }
             // SDUs are mostly learned in SN order; one learned late (all its earlier
             // PDUs lost) goes in its place.

@@ -49,14 +49,21 @@ impl<T: Copy> SnRing<T> {
 
     /// Hold SNs up to `end` (exclusive), the new ones at `fill`.
     pub fn extend_to(&mut self, end: u64, fill: T) {
+        self.extend_with(end, |_| fill);
+    }
+
+    /// Hold SNs up to `end` (exclusive), each new SN `sn` at `entry(sn)`: every new
+    /// entry written once.
+    #[inline]
+    pub fn extend_with(&mut self, end: u64, mut entry: impl FnMut(u64) -> T) {
         if end <= self.hi {
             return;
         }
         if end - self.lo > self.buf.len() as u64 {
-            self.grow(end - self.lo, fill);
+            self.grow(end - self.lo, entry(self.hi));
         }
         for sn in self.hi..end {
-            self.buf[(sn & self.mask) as usize] = fill;
+            self.buf[(sn & self.mask) as usize] = entry(sn);
         }
         self.hi = end;
     }
@@ -167,6 +174,22 @@ mod tests {
         }
         r.extend_to(5, 1); // already held: nothing changes
         assert_eq!((r.lo(), r.hi(), *r.at(3)), (3, 7, 7));
+    }
+
+    #[test]
+    fn extend_with_writes_each_new_sn_from_its_sn() {
+        let mut r = SnRing::new();
+        r.extend_to(3, 0);
+        r.drop_to(2);
+        // Through a growth (span 2..9 in 8 slots) and across the wrap (SN 8 in slot 0).
+        r.extend_with(9, |sn| sn as u32 * 10);
+        assert_eq!(r.capacity(), 8);
+        assert_eq!(*r.at(2), 0);
+        for sn in 3..9 {
+            assert_eq!(*r.at(sn), sn as u32 * 10, "SN {sn}");
+        }
+        r.extend_with(4, |_| 1); // already held: nothing changes
+        assert_eq!(*r.at(3), 30);
     }
 
     #[test]
