@@ -20,6 +20,7 @@
 //!   paper assumes (§4: "ACK and NACK are error-free"); the driver produces it.
 
 mod receiver;
+mod ring;
 mod sender;
 
 pub use crate::l2::{RxDrop, RxEvent, SduId};

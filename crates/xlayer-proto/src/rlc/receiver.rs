@@ -18,6 +18,7 @@
 //!   delivery causes a large loss probability"). [`LateSdus::Discard`] is strict
 //!   in-sequence delivery instead: a given-up SDU is dropped.
 
+use super::ring::SnRing;
 use super::{Pdu, SduId};
 use crate::l2::{LinkEntityRx, RxDrop, RxEvent};
 use crate::time::{SimDur, SimTime};
@@ -85,9 +86,8 @@ pub struct RlcReceiver {
     wt: SimDur,
     late: LateSdus,
     window: u64,
-    /// Per-SN state from SN `base`.
-    slots: VecDeque<Slot>,
-    base: u64,
+    /// Per-SN state of the SNs from the oldest not yet purged.
+    slots: SnRing<Slot>,
     /// (first SN, id) of every SDU known in `slots`, by first SN.
     ids: VecDeque<(u64, SduId)>,
     /// VR(R): every SN below it was received or given up.
@@ -96,6 +96,13 @@ pub struct RlcReceiver {
     vr_h: u64,
     /// In-order delivery point: SDUs starting below it have been decided.
     cursor: u64,
+    /// End of the SDU at the cursor when delivery last stopped there for its tail: until
+    /// VR(R) reaches it, delivery cannot move on (0 once that SDU may have been decided
+    /// out of order).
+    hold: u64,
+    /// Purging last stopped at an SN or SDU that cannot go before `min(cursor, VR(R))`
+    /// reaches this (both only grow).
+    purge_hold: u64,
     /// (end, t): the missing SNs below `end` not covered by earlier entries were
     /// detected at `t`. Ends and times increase.
     detect: VecDeque<(u64, SimTime)>,
@@ -112,12 +119,13 @@ impl RlcReceiver {
             wt,
             late,
             window,
-            slots: VecDeque::new(),
-            base: 0,
+            slots: SnRing::new(),
             ids: VecDeque::new(),
             vr_r: 0,
             vr_h: 0,
             cursor: 0,
+            hold: 0,
+            purge_hold: 0,
             detect: VecDeque::new(),
             max_delivered: None,
             out: VecDeque::new(),
@@ -137,7 +145,7 @@ impl RlcReceiver {
     }
 
     fn advance_vr_r(&mut self) {
-        while self.vr_r < self.vr_h && self.slots[(self.vr_r - self.base) as usize].received() {
+        while self.vr_r < self.vr_h && self.slots.at(self.vr_r).received() {
             self.vr_r += 1;
         }
         while self.detect.front().is_some_and(|&(end, _)| end <= self.vr_r) {
@@ -151,7 +159,7 @@ impl RlcReceiver {
             if t + self.wt > now {
                 break;
             }
-            let missing = (self.vr_r..end).filter(|&s| !self.slots[(s - self.base) as usize].received()).count();
+            let missing = (self.vr_r..end).filter(|&s| !self.slots.at(s).received()).count();
             self.stats.give_ups += 1;
             self.stats.pdus_given_up += missing as u64;
             self.vr_r = end;
@@ -161,22 +169,27 @@ impl RlcReceiver {
 
     /// Decide, in SN order, every SDU that lies wholly below VR(R).
     fn deliver_in_order(&mut self) {
+        // The SDU at the cursor completes only once VR(R) passes its end (VR(R) stops at
+        // the first SN not received), so until then the loop below would stop at once.
+        if self.vr_r < self.hold {
+            return;
+        }
         while self.cursor < self.vr_r {
-            let s = self.slots[(self.cursor - self.base) as usize];
+            let s = *self.slots.at(self.cursor);
             if !s.known() {
                 self.cursor += 1; // a given-up SN of an SDU never seen
                 continue;
             }
             let first = self.cursor - u64::from(s.seg);
-            let fi = (first - self.base) as usize;
-            let f = self.slots[fi];
+            let f = *self.slots.at(first);
             if !f.done() {
                 if f.got == f.pdus {
-                    self.deliver(fi);
+                    self.deliver(first);
                 } else if first + u64::from(s.pdus) > self.vr_r {
+                    self.hold = first + u64::from(s.pdus);
                     break; // its tail is neither here nor given up yet
                 } else if self.late == LateSdus::Discard {
-                    self.drop_sdu(fi, RxDrop::GaveUp);
+                    self.drop_sdu(first, RxDrop::GaveUp);
                 } // else: given up, may still complete and go up late
             }
             self.cursor = first + u64::from(s.pdus);
@@ -190,10 +203,9 @@ impl RlcReceiver {
         self.ids[i].1
     }
 
-    fn deliver(&mut self, fi: usize) {
-        let first = self.base + fi as u64;
+    fn deliver(&mut self, first: u64) {
         let sdu = self.id_of(first);
-        let f = &mut self.slots[fi];
+        let f = self.slots.at_mut(first);
         f.flags |= DONE;
         let out_of_order = self.max_delivered.is_some_and(|m| first < m);
         self.max_delivered = Some(self.max_delivered.map_or(first, |m| m.max(first)));
@@ -202,9 +214,9 @@ impl RlcReceiver {
         self.out.push_back(RxEvent::Deliver { sdu, out_of_order, retransmissions: f.max_retx });
     }
 
-    fn drop_sdu(&mut self, fi: usize, why: RxDrop) {
-        let sdu = self.id_of(self.base + fi as u64);
-        self.slots[fi].flags |= DONE;
+    fn drop_sdu(&mut self, first: u64, why: RxDrop) {
+        let sdu = self.id_of(first);
+        self.slots.at_mut(first).flags |= DONE;
         self.stats.sdus_dropped += 1;
         self.out.push_back(RxEvent::Drop { sdu, why });
     }
@@ -214,27 +226,39 @@ impl RlcReceiver {
     #[inline(always)] // once per PDU, and mostly nothing to do
     fn purge(&mut self) {
         let limit = self.cursor.min(self.vr_r);
-        while let Some(&s) = self.slots.front() {
-            let old = self.vr_h - self.base > self.window;
+        if limit < self.purge_hold {
+            return;
+        }
+        while !self.slots.is_empty() {
+            let base = self.slots.lo();
+            let s = *self.slots.at(base);
+            let old = self.vr_h - base > self.window;
             if !s.known() {
-                if self.base >= limit || !old {
+                if base >= limit {
+                    self.purge_hold = base + 1;
                     break;
                 }
-                self.slots.pop_front();
-                self.base += 1;
+                if !old {
+                    break;
+                }
+                self.slots.drop_to(base + 1);
                 continue;
             }
             debug_assert_eq!(s.seg, 0, "slots are purged SDU by SDU");
-            if self.base + u64::from(s.pdus) > limit || !(s.done() || old) {
+            let end = base + u64::from(s.pdus);
+            if end > limit {
+                self.purge_hold = end;
+                break;
+            }
+            if !(s.done() || old) {
                 break;
             }
             if !s.done() {
-                self.drop_sdu(0, RxDrop::OutsideWindow);
+                self.drop_sdu(base, RxDrop::OutsideWindow);
             }
-            self.slots.drain(..usize::from(s.pdus));
+            self.slots.drop_to(end);
             let id = self.ids.pop_front();
-            debug_assert_eq!(id.map(|(sn, _)| sn), Some(self.base), "the first known SDU's id is the first");
-            self.base += u64::from(s.pdus);
+            debug_assert_eq!(id.map(|(sn, _)| sn), Some(base), "the first known SDU's id is the first");
         }
     }
 }
@@ -247,20 +271,28 @@ impl LinkEntityRx for RlcReceiver {
     fn handle_pdu(&mut self, now: SimTime, pdu: &Pdu) {
         self.stats.pdus_received += 1;
         debug_assert!(pdu.sn >= pdu.first_sn && pdu.sn < pdu.first_sn + u64::from(pdu.sdu_pdus));
-        if pdu.first_sn < self.base {
+        if pdu.first_sn < self.slots.lo() {
             self.stats.pdus_stale += 1;
             self.out.push_back(RxEvent::Drop { sdu: pdu.sdu, why: RxDrop::OutsideWindow });
             return;
         }
-        let fi = (pdu.first_sn - self.base) as usize;
-        let end = fi + usize::from(pdu.sdu_pdus);
-        if self.slots.len() < end {
-            self.slots.resize(end, Slot::default());
-        }
-        if !self.slots[fi].known() {
+        let first = pdu.first_sn;
+        let held = self.slots.hi();
+        if first >= held || !self.slots.at(first).known() {
             let info = Slot { flags: KNOWN, pdus: pdu.sdu_pdus, ..Slot::default() };
-            for (seg, s) in (0..).zip(self.slots.range_mut(fi..end)) {
-                *s = Slot { seg, ..info };
+            if first >= held {
+                // Beyond every SN held (an SDU learned late lies in a gap below a known
+                // one): its slots are written once, with its bounds.
+                self.slots.extend_to(first, Slot::default());
+                self.slots.extend_with(first + u64::from(pdu.sdu_pdus), |sn| Slot { seg: (sn - first) as u16, ..info });
+            } else {
+                debug_assert!(
+                    first + u64::from(pdu.sdu_pdus) <= held,
+                    "an unknown SDU below VR(H)'s SDUs lies in a gap"
+                );
+                for seg in 0..pdu.sdu_pdus {
+                    *self.slots.at_mut(first + u64::from(seg)) = Slot { seg, ..info };
+                }
             }
             // SDUs are mostly learned in SN order; one learned late (all its earlier
             // PDUs lost) goes in its place.
@@ -270,13 +302,12 @@ impl LinkEntityRx for RlcReceiver {
             };
             self.ids.insert(at, (pdu.first_sn, pdu.sdu));
         }
-        let si = (pdu.sn - self.base) as usize;
-        if self.slots[fi].done() || self.slots[si].received() {
+        if self.slots.at(first).done() || self.slots.at(pdu.sn).received() {
             self.stats.pdus_duplicate += 1;
             return;
         }
-        self.slots[si].flags |= RECEIVED;
-        let f = &mut self.slots[fi];
+        self.slots.at_mut(pdu.sn).flags |= RECEIVED;
+        let f = self.slots.at_mut(first);
         f.got += 1;
         f.max_retx = f.max_retx.max(pdu.retx);
         let complete = f.got == f.pdus;
@@ -290,11 +321,13 @@ impl LinkEntityRx for RlcReceiver {
             self.advance_vr_r();
         }
         if pdu.first_sn < self.cursor {
-            // The delivery point passed this SDU's start while it was given up.
+            // The delivery point passed this SDU's start while it was given up; it may be
+            // the one delivery stopped at.
+            self.hold = 0;
             match self.late {
-                LateSdus::Deliver if complete => self.deliver(fi),
+                LateSdus::Deliver if complete => self.deliver(first),
                 LateSdus::Deliver => {}
-                LateSdus::Discard => self.drop_sdu(fi, RxDrop::GaveUp),
+                LateSdus::Discard => self.drop_sdu(first, RxDrop::GaveUp),
             }
         }
         // Holes due exactly now wait for `handle_timeout`: every arrival at an instant

@@ -11,6 +11,7 @@
 //! every PDU is acknowledged (a transmitted PDU stays buffered until ACKed, 25.322
 //! §9.7.1).
 
+use super::ring::SnRing;
 use super::{pdus_for, Pdu, SduId, StatusEntry, PDU_HEADER_BYTES};
 use crate::l2::{BufferStatus, LinkEntityTx, SduParams, TxOutcome};
 use std::collections::VecDeque;
@@ -53,8 +54,8 @@ struct TxSdu {
 #[derive(Clone, Copy, Debug)]
 struct TxPdu {
     /// Entity-local index of the SDU (position in the admission order) modulo 2^32: the
-    /// SDUs of the SNs in the table are fewer than 2^31, so the offset from `sdu_base`
-    /// is exact (see [`RlcSender::sdu_offset`]).
+    /// SDUs of the SNs in the table are fewer than 2^31, so the offset from the oldest
+    /// SDU held is exact (see [`RlcSender::sdu_local`]).
     sdu: u32,
     /// Transmissions so far, VT(DAT) in 25.322 terms, once the SN has been sent: it is
     /// 1 from the SDU's segmentation on (an SN is read only after it has been sent, by its
@@ -77,15 +78,14 @@ pub struct RlcSender {
     /// PDUs from the segmentation point on that have not been sent once, including the
     /// rest of a partly sent SDU discarded since (until segmentation passes it).
     unsent_pdus: u64,
-    /// Admitted SDUs in admission order, from local index `sdu_base`.
-    sdus: VecDeque<TxSdu>,
-    sdu_base: u64,
+    /// Admitted SDUs by local index (position in the admission order), from the oldest
+    /// not yet finished.
+    sdus: SnRing<TxSdu>,
     /// The SDU being segmented for first transmission, and its next segment.
     next_new: u64,
     next_seg: u16,
-    /// PDU state per SN, from `sn_base`.
-    pdus: VecDeque<TxPdu>,
-    sn_base: u64,
+    /// PDU state per SN, from the oldest not yet finished.
+    pdus: SnRing<TxPdu>,
     /// VT(S): next SN to assign.
     next_sn: u64,
     /// NACKed SNs awaiting retransmission, oldest NACK first (25.322 §11.3.2).
@@ -111,12 +111,10 @@ impl RlcSender {
             unsent_sdus: 0,
             unsent_bytes: 0,
             unsent_pdus: 0,
-            sdus: VecDeque::new(),
-            sdu_base: 0,
+            sdus: SnRing::new(),
             next_new: 0,
             next_seg: 0,
-            pdus: VecDeque::new(),
-            sn_base: 0,
+            pdus: SnRing::new(),
             next_sn: 0,
             retx: VecDeque::new(),
             live_sdus: 0,
@@ -156,20 +154,22 @@ impl RlcSender {
     }
     /// Ids of the SDUs still in the buffer, oldest first.
     pub fn buffered_ids(&self) -> impl Iterator<Item = SduId> + '_ {
-        self.sdus.iter().filter(|s| s.live).map(|s| s.id)
+        (self.sdus.lo()..self.sdus.hi()).map(|k| self.sdus.at(k)).filter(|s| s.live).map(|s| s.id)
     }
 
     /// The next retransmission: NACKed PDUs oldest NACK first (25.322 §11.3.2), skipping
     /// entries whose SDU was discarded after the NACK.
     fn next_retx(&mut self) -> Option<Pdu> {
         while let Some(sn) = self.retx.pop_front() {
-            let Some(i) = sn.checked_sub(self.sn_base) else { continue };
-            let p = self.pdus[i as usize];
-            let sdu = self.sdus[self.sdu_offset(&p) as usize];
+            if sn < self.pdus.lo() {
+                continue;
+            }
+            let p = *self.pdus.at(sn);
+            let sdu = *self.sdus.at(self.sdu_local(&p));
             if p.acked || !sdu.live {
                 continue; // its SDU was discarded after the NACK
             }
-            self.pdus[i as usize].sent += 1;
+            self.pdus.at_mut(sn).sent += 1;
             self.stats.pdus_sent += 1;
             self.stats.pdus_retransmitted += 1;
             return Some(self.pdu_of(&sdu, sn, p.sent));
@@ -179,22 +179,23 @@ impl RlcSender {
 
     /// The next new PDU, segmenting SDUs in admission order.
     fn next_new(&mut self) -> Option<Pdu> {
-        while self.next_new < self.sdu_base + self.sdus.len() as u64 {
-            let k = (self.next_new - self.sdu_base) as usize;
-            if !self.sdus[k].live {
+        while self.next_new < self.sdus.hi() {
+            let k = self.next_new;
+            if !self.sdus.at(k).live {
                 // Discarded while partly sent: its unsent PDUs never go out.
                 self.skip_segmenting(k);
                 continue;
             }
             if self.next_seg == 0 {
                 // Reserve consecutive SNs for the whole SDU, so PDUs carry its bounds.
-                self.sdus[k].first_sn = self.next_sn;
-                let n = self.sdus[k].pdus;
-                self.next_sn += u64::from(n);
-                let local = self.next_new as u32; // modulo 2^32, see `TxPdu::sdu`
-                self.pdus.extend((0..n).map(|_| TxPdu { sdu: local, sent: 1, acked: false }));
+                let s = self.sdus.at_mut(k);
+                s.first_sn = self.next_sn;
+                self.next_sn += u64::from(s.pdus);
+                debug_assert_eq!(self.pdus.hi(), s.first_sn, "every SN reserved has its entry");
+                let local = k as u32; // modulo 2^32, see `TxPdu::sdu`
+                self.pdus.extend_to(self.next_sn, TxPdu { sdu: local, sent: 1, acked: false });
             }
-            let sdu = self.sdus[k];
+            let sdu = *self.sdus.at(k);
             let sn = sdu.first_sn + u64::from(self.next_seg);
             self.next_seg += 1;
             self.unsent_pdus -= 1;
@@ -210,9 +211,9 @@ impl RlcSender {
         None
     }
 
-    /// Move segmentation past the SDU at local position `k` (the one being segmented).
-    fn skip_segmenting(&mut self, k: usize) {
-        self.unsent_pdus -= u64::from(self.sdus[k].pdus - self.next_seg);
+    /// Move segmentation past the SDU of local index `k` (the one being segmented).
+    fn skip_segmenting(&mut self, k: u64) {
+        self.unsent_pdus -= u64::from(self.sdus.at(k).pdus - self.next_seg);
         self.next_new += 1;
         self.next_seg = 0;
     }
@@ -221,38 +222,43 @@ impl RlcSender {
     /// leave with it, unread: they are the front of the SN table (SNs are given in SDU
     /// order, and the SNs of SDUs that left before it left with them).
     fn compact(&mut self) {
-        while let Some(&s) = self.sdus.front().filter(|s| !s.live) {
-            if self.next_new == self.sdu_base {
+        while !self.sdus.is_empty() {
+            let first = self.sdus.lo();
+            let s = *self.sdus.at(first);
+            if s.live {
+                break;
+            }
+            if self.next_new == first {
                 // Discarded while partly segmented: skip its unsent PDUs.
-                self.skip_segmenting(0);
+                self.skip_segmenting(first);
             }
             if s.first_sn != u64::MAX {
                 let end = s.first_sn + u64::from(s.pdus);
-                if end > self.sn_base {
-                    debug_assert!(s.first_sn <= self.sn_base && end - self.sn_base <= self.pdus.len() as u64);
-                    self.pdus.drain(..(end - self.sn_base) as usize);
-                    self.sn_base = end;
+                if end > self.pdus.lo() {
+                    debug_assert!(s.first_sn <= self.pdus.lo() && end <= self.pdus.hi());
+                    self.pdus.drop_to(end);
                 }
             }
-            self.sdus.pop_front();
-            self.sdu_base += 1;
+            self.sdus.drop_to(first + 1);
         }
-        while let Some(p) = self.pdus.front() {
-            let k = self.sdu_offset(p);
-            let done = k < 0 || p.acked || !self.sdus[k as usize].live;
+        while !self.pdus.is_empty() {
+            let sn = self.pdus.lo();
+            let p = *self.pdus.at(sn);
+            let k = self.sdu_local(&p);
+            let done = k < self.sdus.lo() || p.acked || !self.sdus.at(k).live;
             if !done {
                 break;
             }
-            self.pdus.pop_front();
-            self.sn_base += 1;
+            self.pdus.drop_to(sn + 1);
         }
     }
 
-    /// Position in `sdus` of PDU `p`'s SDU (negative once the SDU has left the table).
-    fn sdu_offset(&self, p: &TxPdu) -> i64 {
-        let k = i64::from(p.sdu.wrapping_sub(self.sdu_base as u32) as i32);
-        debug_assert!(k < 0 || (k as usize) < self.sdus.len(), "more than 2^31 SDUs in the SN table");
-        k
+    /// Local index of PDU `p`'s SDU (below `sdus.lo()` once the SDU has left the table).
+    fn sdu_local(&self, p: &TxPdu) -> u64 {
+        let lo = self.sdus.lo();
+        let k = i64::from(p.sdu.wrapping_sub(lo as u32) as i32);
+        debug_assert!(k < (self.sdus.hi() - lo) as i64, "more than 2^31 SDUs in the SN table");
+        lo.wrapping_add_signed(k)
     }
 
     fn pdu_of(&self, sdu: &TxSdu, sn: u64, retx: u8) -> Pdu {
@@ -311,22 +317,24 @@ impl LinkEntityTx for RlcSender {
     /// acknowledged or discarded, and for unknown SNs, are ignored.
     fn handle_status(&mut self, status: StatusEntry) {
         let StatusEntry { sn, received } = status;
-        let Some(i) = sn.checked_sub(self.sn_base) else { return };
-        let i = i as usize;
-        let Some(&p) = self.pdus.get(i) else { return };
-        let k = self.sdu_offset(&p) as usize;
-        let sdu = self.sdus[k];
+        if sn < self.pdus.lo() || sn >= self.pdus.hi() {
+            return;
+        }
+        let p = *self.pdus.at(sn);
+        let k = self.sdu_local(&p);
+        let sdu = *self.sdus.at(k);
         if p.acked || !sdu.live {
             return;
         }
         debug_assert!(
-            k as u64 + self.sdu_base != self.next_new || sn < sdu.first_sn + u64::from(self.next_seg),
+            k != self.next_new || sn < sdu.first_sn + u64::from(self.next_seg),
             "status for an SN never sent"
         );
         let outcome = if received {
-            self.pdus[i].acked = true;
-            self.sdus[k].unacked -= 1;
-            if self.sdus[k].unacked > 0 {
+            self.pdus.at_mut(sn).acked = true;
+            let s = self.sdus.at_mut(k);
+            s.unacked -= 1;
+            if s.unacked > 0 {
                 return;
             }
             self.stats.sdus_acked += 1;
@@ -341,10 +349,10 @@ impl LinkEntityTx for RlcSender {
             self.retx.push_back(sn); // 25.322 §11.3.2: a NACKed PDU is retransmitted
             return;
         };
-        self.sdus[k].live = false;
+        self.sdus.at_mut(k).live = false;
         self.live_sdus -= 1;
         self.live_bytes -= u64::from(sdu.bytes);
-        if k as u64 + self.sdu_base == self.next_new {
+        if k == self.next_new {
             // Discarded while partly sent: it leaves the transmission buffer too.
             self.unsent_sdus -= 1;
             self.unsent_bytes -= u64::from(sdu.bytes);
