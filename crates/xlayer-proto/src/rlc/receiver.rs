@@ -281,11 +281,13 @@ impl LinkEntityRx for RlcReceiver {
         if first >= held || !self.slots.at(first).known() {
             let info = Slot { flags: KNOWN, pdus: pdu.sdu_pdus, ..Slot::default() };
             if first >= held {
-                // Beyond every SN held (an SDU learned late lies in a gap below a known
-                // one): its slots are written once, with its bounds.
+                // Beyond every SN held: the gap before it stays unknown, and its own
+                // slots are written once, with its bounds.
                 self.slots.extend_to(first, Slot::default());
                 self.slots.extend_with(first + u64::from(pdu.sdu_pdus), |sn| Slot { seg: (sn - first) as u16, ..info });
             } else {
+                // An SDU learned late (all its earlier PDUs lost) lies in a gap below a
+                // known one.
                 debug_assert!(
                     first + u64::from(pdu.sdu_pdus) <= held,
                     "an unknown SDU below VR(H)'s SDUs lies in a gap"
