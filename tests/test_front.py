@@ -16,7 +16,7 @@ import pytest
 from conftest import DUMBBELL, LOSSY, SCENARIOS, SHORT
 
 import xlayer
-from xlayer import api, native, scenario as sc
+from xlayer import api, native, scenario as sc, tables
 
 
 def _typed(v: Any) -> Any:
@@ -200,13 +200,13 @@ def test_tables_equal_pandas_own_typing_of_the_lists(name: str, overrides: dict[
 
 
 def test_number_columns() -> None:
-    ints, floats = api._numbers([1, 2]), api._numbers([0.5, float("nan")])
+    ints, floats = tables.numbers([1, 2]), tables.numbers([0.5, float("nan")])
     assert isinstance(ints, np.ndarray) and ints.dtype == np.int64
     assert isinstance(floats, np.ndarray) and floats.dtype == np.float64
     for kept in ([], [None, 1.0], [1.0, None], [2**63], ["a"], [1, 2.5]):
-        assert api._numbers(kept) is kept
+        assert tables.numbers(kept) is kept
     for values in ([1, 2], [0.5, float("nan")], [None, 1.0], [1.0, None], [2**63], [1, 2.5], [2**64]):
-        got = pd.DataFrame({"c": api._column(values)})
+        got = pd.DataFrame({"c": tables.column(values)})
         pd.testing.assert_frame_equal(got, pd.DataFrame({"c": values}), check_exact=True)
 
 
@@ -219,4 +219,4 @@ def test_runs_without_series_get_their_own_empty_table() -> None:
     a.series["extra"] = 1.0
     a.series.loc[0] = 1.0
     pd.testing.assert_frame_equal(b.series, want, check_exact=True)
-    pd.testing.assert_frame_equal(api._empty(tuple(native.SERIES_COLUMNS)), want, check_exact=True)
+    pd.testing.assert_frame_equal(tables._empty(tuple(native.SERIES_COLUMNS)), want, check_exact=True)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,6 +17,7 @@ from .native import (RNG, RUN_FILES, SERIES_COLUMNS, check_index, commit, conser
                      write_json)
 from .outdir import MARKER, atomic_dir, mark
 from .scenario import ScenarioLike, base_dir as _base_dir, canonical_json, native_errors, resolve
+from .tables import frame
 
 __all__ = ["RNG", "RUN_FILES", "SERIES_COLUMNS", "RunResult", "check_determinism", "check_index", "commit",
            "conserved", "metadata", "run", "simulate", "version", "write_json", "write_parquet"]
@@ -156,61 +155,16 @@ def check_determinism(
 
 def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) -> RunResult:
     cols = raw.get("series") or {c: [] for c in SERIES_COLUMNS}
-    series = _frame(cols)
+    series = frame(cols)
     return RunResult(
-        flows=_frame(raw.get("flows") or {}),
-        links=_frame(raw.get("links") or {}),
+        flows=frame(raw.get("flows") or {}),
+        links=frame(raw.get("links") or {}),
         series=series,
         fingerprint=str(raw["fingerprint"]),
         metadata=metadata(raw, doc, seed, run),
         conservation=native.conservation(raw),
         scenario=doc,
     )
-
-
-def _frame(cols: Mapping[str, Any]) -> pd.DataFrame:
-    columns = {c: _column(v) for c, v in cols.items()}
-    if all(isinstance(v, list) and not v for v in columns.values()):
-        return _empty(tuple(columns)).copy()  # a run without series: a seventh of the cost
-    return pd.DataFrame(columns)
-
-
-@functools.lru_cache(maxsize=8)
-def _empty(names: tuple[str, ...]) -> pd.DataFrame:
-    """The frame of these columns without rows, as pandas types empty lists (callers copy it)."""
-    return pd.DataFrame({c: [] for c in names})
-
-
-def _column(values: Any) -> Any:
-    """A native column for pandas, with the dtype pandas gives the same values as a list:
-    a list of numbers as an array (`_numbers`), a float buffer as a float64 array, a
-    coded one (`native.arrow_array`) decoded in Arrow; an empty one as an empty list.
-    The float array is a read-only view of the buffer: `pd.DataFrame` copies a dict's
-    arrays (into one block with the other float columns), so copying it here first would
-    copy it twice."""
-    if isinstance(values, list):
-        return _numbers(values)
-    if not isinstance(values, Mapping):
-        return values
-    if "float64" in values:
-        return np.frombuffer(values["float64"], dtype=np.float64) if values["float64"] else []
-    return pd.Series(native.arrow_array(values), dtype="str") if values["codes"] else []
-
-
-def _numbers(values: list[Any]) -> Any:
-    """A list of ints (floats) as the int64 (float64) array pandas makes of it, else the
-    list itself: pandas types a list through its Python objects, a few microseconds a
-    column however short (a fifth of Koga's tables), against about half a microsecond
-    for numpy's conversion. The core's columns hold one type each
-    (`xlayer_sim::stats::Column`: u64, f64, optional f64, string), so the first value
-    tells which; what numpy would type otherwise than pandas stays a list: None among
-    floats (an object array), ints beyond int64 (pandas makes those uint64), ints mixed
-    with floats."""
-    kind = type(values[0]) if values else None
-    if kind is not int and kind is not float:
-        return values
-    array = np.array(values)
-    return array if array.dtype == (np.int64 if kind is int else np.float64) else values
 
 
 # --- files ------------------------------------------------------------------------------
