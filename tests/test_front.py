@@ -175,12 +175,23 @@ def test_canonical_at_the_depth_limit() -> None:
         assert sc.canonical(v) == v == sc._canonical(v, "", 0)
 
 
-# --- result tables from number arrays ----------------------------------------------------
+# --- result tables from number arrays and blocks -----------------------------------------
+
+BLOCKS = pytest.mark.skipif(tables.create_dataframe_from_blocks is None, reason="pandas without a block constructor")
 
 
 def _by_lists(raw: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The flow and link tables as pandas types the core's lists."""
     return pd.DataFrame(raw.get("flows") or {}), pd.DataFrame(raw.get("links") or {})
+
+
+def _same_frame(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    """Equal values, dtypes, labels and block layout (pandas consolidates one block a
+    numpy dtype)."""
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.equals(want) and list(got.dtypes) == list(want.dtypes)
+    assert got.columns.dtype == want.columns.dtype and type(got.index) is type(want.index)
+    assert got._mgr.nblocks == want._mgr.nblocks
 
 
 @pytest.mark.parametrize("name, overrides", [
@@ -195,8 +206,43 @@ def test_tables_equal_pandas_own_typing_of_the_lists(name: str, overrides: dict[
     raw = native.simulate(doc, 1, 0, sc.base_dir(path))
     res = api._result(raw, doc, 1, 0)
     for got, want in zip((res.flows, res.links), _by_lists(raw)):
-        pd.testing.assert_frame_equal(got, want, check_exact=True)
-        assert got.equals(want) and list(got.dtypes) == list(want.dtypes)
+        _same_frame(got, want)
+    series = {c: tables.column(v) for c, v in (raw.get("series") or {}).items()}
+    if series and len(series["time_s"]):
+        _same_frame(res.series, pd.DataFrame(series))
+
+
+@BLOCKS
+def test_the_core_s_tables_are_built_by_blocks() -> None:
+    """The block path is taken for every kind of column the core makes (else the test
+    above would pass through pandas' constructor alone)."""
+    path = sc.shipped("clamp_short_flows")
+    raw = native.simulate(sc.resolve(path, {"simulation.duration": "3s"}), 1, 0, sc.base_dir(path))
+    for table in ("flows", "links", "series"):
+        columns = {c: tables.column(v) for c, v in raw[table].items()}
+        assert tables.by_blocks(columns) is not None, table
+
+
+@BLOCKS
+@pytest.mark.parametrize("values", [[True, False], [1, 2.5], [2**63, 1], [None, 1], ["a", 1], [1.0, "a"], [b"x", b"y"]])
+def test_columns_the_core_does_not_make_are_typed_by_pandas(values: list[Any]) -> None:
+    columns = {"n": tables.column([1, 2]), "c": tables.column(values)}
+    assert tables.by_blocks(columns) is None
+    _same_frame(tables.frame({"n": [1, 2], "c": values}), pd.DataFrame({"n": [1, 2], "c": values}))
+
+
+def test_tables_are_their_own() -> None:
+    """Each result's tables can be changed without touching another's, or the labels
+    the next result gets."""
+    a, b = (xlayer.run(DUMBBELL, overrides=SHORT, progress=False) for _ in range(2))
+    want = b.flows.copy()
+    a.flows.loc[0, "tx_packets"] = -1
+    a.flows.loc[0, "name"] = "changed"
+    a.flows.columns.name = "renamed"
+    a.links.iloc[0, 2] = -1
+    pd.testing.assert_frame_equal(b.flows, want, check_exact=True)
+    assert b.flows.columns.name is None
+    assert xlayer.run(DUMBBELL, overrides=SHORT, progress=False).flows.columns.name is None
 
 
 def test_number_columns() -> None:

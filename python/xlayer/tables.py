@@ -10,13 +10,83 @@ import pandas as pd
 
 from . import native
 
+try:  # pandas 3
+    from pandas.api.internals import create_dataframe_from_blocks
+except ImportError:  # pragma: no cover - older pandas build every table from a dict
+    create_dataframe_from_blocks = None
+
 
 def frame(cols: Mapping[str, Any]) -> pd.DataFrame:
     """One result table from the core's columns (name → values)."""
     columns = {c: column(v) for c, v in cols.items()}
     if all(isinstance(v, list) and not v for v in columns.values()):
         return _empty(tuple(columns)).copy()  # a run without series: a seventh of the cost
-    return pd.DataFrame(columns)
+    built = by_blocks(columns)
+    return built if built is not None else pd.DataFrame(columns)
+
+
+def by_blocks(columns: Mapping[str, Any]) -> pd.DataFrame | None:
+    """The frame `pd.DataFrame(columns)` gives, with its blocks made here: a 2-D block a
+    numpy dtype (int64, float64, object) and an array a string column, as pandas lays
+    them out. pandas' constructor inspects every column on its way (about 10 µs each, 53
+    in Koga's two small tables: more than half of what a run costs outside the core);
+    here each column's kind is known from the core's typing. None when this pandas has
+    no block constructor or types strings as objects (an option pandas 3 deprecates), or
+    a column is of a kind the core does not make: then pandas' constructor types them."""
+    text = _text_dtype()
+    if create_dataframe_from_blocks is None or not isinstance(text, pd.api.extensions.ExtensionDtype):
+        return None
+    if len({len(v) for v in columns.values()}) != 1:
+        return None  # pandas' constructor says what is wrong
+    stacks: dict[np.dtype, tuple[list[int], list[np.ndarray]]] = {}
+    blocks: list[tuple[Any, np.ndarray]] = []
+    for i, values in enumerate(columns.values()):
+        array = _typed(values, text)
+        if array is None:
+            return None
+        if isinstance(array, np.ndarray):
+            place, arrays = stacks.setdefault(array.dtype, ([], []))
+            place.append(i)
+            arrays.append(array)
+        else:
+            blocks.append((array, np.array([i])))
+    blocks += [(np.vstack(arrays), np.array(place)) for place, arrays in stacks.values()]
+    rows = len(next(iter(columns.values())))
+    names = _names(tuple(columns)).copy()  # a frame's own: its `name` can be set in place
+    return create_dataframe_from_blocks(blocks, index=pd.RangeIndex(rows), columns=names)
+
+
+@functools.lru_cache(maxsize=1)
+def _text_dtype() -> Any:
+    """The dtype pandas gives a list of strings (20 µs to look up, so once a process: a
+    process that turns pandas 3's deprecated `future.infer_string` off after its first
+    run keeps the first run's string dtype)."""
+    return pd.api.types.pandas_dtype("str")
+
+
+@functools.lru_cache(maxsize=8)
+def _names(names: tuple[str, ...]) -> pd.Index:
+    """A table's column labels as pandas types them (callers copy it)."""
+    return pd.Index(names)
+
+
+def _typed(values: Any, text: Any) -> Any:
+    """A column (`column`'s) as the array pandas makes of it, or None for a kind the
+    core does not make (`xlayer_sim::stats::Column`: u64, f64, optional f64, string;
+    the first value tells which, as in `numbers`)."""
+    if isinstance(values, np.ndarray):
+        return values if values.dtype in (np.int64, np.float64) else None
+    if isinstance(values, pd.Series):
+        return values.array if values.dtype == text else None
+    if not isinstance(values, list) or not values:
+        return None
+    if type(values[0]) is str:
+        return pd.array(values, dtype=text) if all(type(x) is str for x in values) else None
+    if all(x is None for x in values):
+        return np.array(values, dtype=object)
+    if all(x is None or type(x) is float for x in values):  # optional floats: NaN for None
+        return np.array([np.nan if x is None else x for x in values])
+    return None
 
 
 @functools.lru_cache(maxsize=8)
