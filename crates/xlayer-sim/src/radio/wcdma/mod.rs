@@ -406,7 +406,7 @@ impl WcdmaDch {
         // their outputs).
         let mut due = std::mem::take(&mut self.scratch);
         due.clear();
-        due.extend(self.due.due_by(t));
+        self.due.due_by(t, &mut due);
         due.sort_unstable();
         let (k, start) = self.next_boundary();
         if start > t {
