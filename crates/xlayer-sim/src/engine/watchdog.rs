@@ -134,7 +134,7 @@ impl World {
     fn describe(&self, c: Component) -> String {
         match c {
             Component::Link(l) => {
-                let l = &self.links[l as usize];
+                let l = &self.link_cold[l as usize];
                 format!("link `{}` ({})", l.link, l.direction)
             }
             Component::Endpoint(e) => {
