@@ -85,8 +85,8 @@ impl World {
                 let m0 = self.warmup_base.as_ref().map_or_else(LinkMetrics::default, |b| b.link_tx(i));
                 let tx_bytes = m.tx_bytes.saturating_sub(m0.tx_bytes);
                 LinkRow {
-                    link: cold.link.clone(),
-                    direction: cold.direction.clone(),
+                    link: self.link_name(i as u32).to_string(),
+                    direction: self.link_direction(i as u32),
                     rate_bps: m.rate_bps as u64,
                     tx_packets: m.tx_packets.saturating_sub(m0.tx_packets),
                     tx_bytes,
@@ -98,8 +98,8 @@ impl World {
                 }
             })
             .collect();
-        let entities =
-            self.flows.iter().map(|f| f.name.clone()).chain(self.link_cold.iter().map(|l| l.entity.clone())).collect();
+        let link_entities = (0..self.links.len() as u32).map(|l| self.link_entity(l));
+        let entities = self.flows.iter().map(|f| f.name.clone()).chain(link_entities).collect();
         Ok(RunReport {
             flows,
             links,

@@ -70,6 +70,8 @@ pub struct World {
     pub(crate) links: Vec<LinkRt>,
     /// What no packet's hop reads of each link, indexed like `links`.
     pub(crate) link_cold: Vec<LinkCold>,
+    /// The scenario's link names, then its radios' (`LinkCold::name`).
+    pub(crate) link_names: Vec<String>,
     /// The packets on wired directions' wires (`link/store.rs`).
     pub(crate) packets: PacketStore,
     pub(crate) flows: Vec<FlowRt>,

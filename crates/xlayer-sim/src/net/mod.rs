@@ -5,10 +5,12 @@
 
 mod cut;
 mod groups;
+mod labels;
 mod routes;
 
 pub(crate) use cut::{LaterBytes, LaterCapture};
 pub(crate) use groups::{Group, Groups};
+pub(crate) use labels::LinkHop;
 pub(crate) use routes::{Edge, Routes};
 
 use crate::engine::{EventQueue, Lane};
@@ -41,7 +43,7 @@ pub(crate) struct LinkRt {
     pub model: AnyLink,
 }
 
-/// What of a link no packet's hop reads: its names, drop counters, capture and the
+/// What of a link no packet's hop reads: its labels, drop counters, capture and the
 /// time series' sums. In `World::link_cold`, indexed like `World::links`.
 pub(crate) struct LinkCold {
     /// Index of the capture this link writes to, if any (`World::capture_of`).
@@ -56,11 +58,10 @@ pub(crate) struct LinkCold {
     /// for every link direction at every instant.
     pub reports_capacity_or_gauges: bool,
     pub drops: [u64; DropCause::COUNT],
-    /// Name in the link table and direction label ("a->b", "downlink").
-    pub link: String,
-    pub direction: String,
-    /// Name in the time series.
-    pub entity: String,
+    /// Its link's name, in `World::link_names`, and what its labels are made of
+    /// (`net/labels.rs`).
+    pub name: u32,
+    pub hop: LinkHop,
 }
 
 impl World {
@@ -179,11 +180,7 @@ impl World {
         while let Some(out) = self.links[link as usize].model.poll_output() {
             match out {
                 LinkOutput::Delivered { pkt, node } => {
-                    debug_assert!(
-                        !after_enqueue,
-                        "link `{}` delivered from enqueue",
-                        self.link_cold[link as usize].entity
-                    );
+                    debug_assert!(!after_enqueue, "link `{}` delivered from enqueue", self.link_entity(link));
                     self.arrived(link, node, pkt);
                 }
                 LinkOutput::Dropped { pkt, cause } => {

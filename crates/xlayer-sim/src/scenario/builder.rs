@@ -11,7 +11,7 @@ use crate::channel::loss::{LossModel, LossProcess};
 use crate::engine::{stream, EventQueue, Fingerprint, Lane};
 use crate::link::trace::TraceLink;
 use crate::link::{AnyLink, DropCause, LinkContext, PacketStore, WiredDir};
-use crate::net::{Group, Groups, LinkCold, LinkRt, NodeRt};
+use crate::net::{Group, Groups, LinkCold, LinkHop, LinkRt, NodeRt};
 use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::{Framing, PcapWriter};
 use crate::world::{Event, World};
@@ -32,6 +32,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     let index = |name: &str| nodes[name];
     let mut links = Vec::with_capacity(topology::hop_count(s));
     let mut cold = Vec::with_capacity(topology::hop_count(s));
+    let mut link_names = Vec::with_capacity(s.links.len() + s.radios.len());
     let mut wired = 0;
     let mut captures = Vec::new();
     for (i, l) in s.links.iter().enumerate() {
@@ -69,12 +70,14 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
                     AnyLink::Wired(d)
                 }
             };
-            let (rt, mut c) = link_rt(&name, direction, model, WIRED_TAG, wired);
+            let hop = LinkHop::Nodes { from: index(from), to: index(to) };
+            let (rt, mut c) = link_rt(link_names.len() as u32, hop, model, WIRED_TAG, wired);
             c.capture = capture;
             links.push(rt);
             cold.push(c);
             wired += 1;
         }
+        link_names.push(name);
     }
     let mut radio_links = Vec::with_capacity(s.radios.len());
     // A radio model that asks for a stream draws from it (fading, block errors).
@@ -82,11 +85,13 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     for (i, r) in s.radios.iter().enumerate() {
         let from = index(&r.from);
         let receivers: Vec<u32> = r.to.iter().map(|n| index(n)).collect();
+        let name = link_names.len() as u32;
+        link_names.push(r.name.clone());
         for rx_name in &r.to {
-            let direction = format!("{}->{}", rx_name, r.from);
+            let hop = LinkHop::Nodes { from: index(rx_name), to: from };
             let limit = r.uplink_queue.unwrap_or(QueueLimit::Packets(1000));
             let up = WiredDir::new(from, r.uplink_rate.0, r.uplink_delay.0, limit);
-            let (rt, c) = link_rt(&r.name, direction, AnyLink::Wired(up), WIRED_TAG, wired);
+            let (rt, c) = link_rt(name, hop, AnyLink::Wired(up), WIRED_TAG, wired);
             links.push(rt);
             cold.push(c);
             wired += 1;
@@ -97,8 +102,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         };
         let ctx = LinkContext { index: i, receivers: &receivers, stream: &stream };
         let model = registry::radio_link(&r.model, &r.to, &ctx);
-        let (rt, mut c) = link_rt(&r.name, "downlink".into(), model, RADIO_TAG, i as u32);
-        c.entity = r.name.clone();
+        let (rt, mut c) = link_rt(name, LinkHop::Downlink, model, RADIO_TAG, i as u32);
         // A wireless ATM hop is captured at the ATM layer (`trace::sunatm`); other radio
         // models have no capture.
         if let (Some(dir), Some((vpi, vci))) = (pcap_dir, r.model.atm_vc()) {
@@ -152,6 +156,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         groups,
         links,
         link_cold: cold,
+        link_names,
         flows: Vec::with_capacity(s.flows.len()),
         endpoints: Vec::with_capacity(2 * s.flows.len()),
         captures,
@@ -191,11 +196,10 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     Ok(world)
 }
 
-fn link_rt(link: &str, direction: String, model: AnyLink, tag: u64, component: u32) -> (LinkRt, LinkCold) {
+fn link_rt(name: u32, hop: LinkHop, model: AnyLink, tag: u64, component: u32) -> (LinkRt, LinkCold) {
     let cold = LinkCold {
-        entity: format!("{link}:{direction}"),
-        link: link.to_string(),
-        direction,
+        name,
+        hop,
         reports_capacity_or_gauges: model.reports_capacity_or_gauges(),
         bytes_since_sample: 0,
         drops: [0; DropCause::COUNT],
