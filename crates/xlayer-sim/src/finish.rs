@@ -78,27 +78,28 @@ impl World {
         let links = self
             .links
             .iter()
+            .zip(&self.link_cold)
             .enumerate()
-            .map(|(i, l)| {
+            .map(|(i, (l, cold))| {
                 let m = l.model.metrics(end);
                 let m0 = self.warmup_base.as_ref().map_or_else(LinkMetrics::default, |b| b.link_tx(i));
                 let tx_bytes = m.tx_bytes.saturating_sub(m0.tx_bytes);
                 LinkRow {
-                    link: l.link.clone(),
-                    direction: l.direction.clone(),
+                    link: self.link_name(i as u32).to_string(),
+                    direction: self.link_direction(i as u32),
                     rate_bps: m.rate_bps as u64,
                     tx_packets: m.tx_packets.saturating_sub(m0.tx_packets),
                     tx_bytes,
                     utilization: tx_bytes as f64 * 8.0 / (m.rate_bps * duration),
                     tx_units: m.tx_units.saturating_sub(m0.tx_units),
                     failed_units: m.failed_units.saturating_sub(m0.failed_units),
-                    drops: l.drops,
+                    drops: cold.drops,
                     queue_packets_at_end: m.queue_packets,
                 }
             })
             .collect();
-        let entities =
-            self.flows.iter().map(|f| f.name.clone()).chain(self.links.iter().map(|l| l.entity.clone())).collect();
+        let link_entities = (0..self.links.len() as u32).map(|l| self.link_entity(l));
+        let entities = self.flows.iter().map(|f| f.name.clone()).chain(link_entities).collect();
         Ok(RunReport {
             flows,
             links,

@@ -10,7 +10,7 @@ use crate::engine::watchdog::Watchdog;
 use crate::engine::{EventQueue, Fingerprint, Lane};
 use crate::host::{EndpointRt, FlowRt};
 use crate::link::PacketStore;
-use crate::net::{Groups, LaterCapture, LinkRt, NodeRt, Routes};
+use crate::net::{Groups, LaterCapture, LinkCold, LinkRt, NodeRt, Routes};
 use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::PcapWriter;
 use std::cmp::Reverse;
@@ -68,6 +68,10 @@ pub struct World {
     pub(crate) routes: Routes,
     pub(crate) groups: Groups,
     pub(crate) links: Vec<LinkRt>,
+    /// What no packet's hop reads of each link, indexed like `links`.
+    pub(crate) link_cold: Vec<LinkCold>,
+    /// The scenario's link names, then its radios' (`LinkCold::name`).
+    pub(crate) link_names: Vec<String>,
     /// The packets on wired directions' wires (`link/store.rs`).
     pub(crate) packets: PacketStore,
     pub(crate) flows: Vec<FlowRt>,

@@ -134,8 +134,7 @@ impl World {
     fn describe(&self, c: Component) -> String {
         match c {
             Component::Link(l) => {
-                let l = &self.links[l as usize];
-                format!("link `{}` ({})", l.link, l.direction)
+                format!("link `{}` ({})", self.link_name(l), self.link_direction(l))
             }
             Component::Endpoint(e) => {
                 let e = &self.endpoints[e as usize];

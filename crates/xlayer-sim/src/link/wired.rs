@@ -25,34 +25,48 @@ use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
-/// Fields in the order a packet needs them (`LinkRt` puts this struct just after its
-/// own per-packet fields): a wake-up reads the far node and the two pipes, an enqueue
-/// also the output queue, the line and the rate; loss and drops come last.
+/// Fields in the order a packet needs them, laid out by hand behind `LinkRt`'s wake-up
+/// and fingerprint tag (`net/mod.rs`): a wake-up reads the far node, the pipe, the held
+/// drops' length and the queue limit's tag, in the record's first two cache lines; an
+/// enqueue also the cut-through fields, the output queue, the line and the loss, in the
+/// first three. The rate (read only when the packet size changes) and the reported
+/// drops come last.
 #[repr(C)]
 pub struct WiredDir {
     pub to_node: u32,
+    /// Size of the last packet serialized, and its serialization time: each direction
+    /// mostly carries one packet size, and this spares a 64-bit division per packet.
+    last_size: u32,
+    /// Its only input, when it has one and the world's cut-through covers both
+    /// (`net/cut.rs`), else `u32::MAX` (`MANY_INPUTS` there); the world sets it.
+    pub sole_input: u32,
+    /// It is some direction's only input (the world sets it too).
+    pub feeds_alone: bool,
     /// Where the packet the last `enqueue` put on the wire is, for captures.
     last_wire: LastWire,
     /// Accepted and not yet arrived (waiting or on the wire), in arrival order; the
     /// packets are in the world's `PacketStore`.
     pipe: VecDeque<(SimTime, Handle)>,
-    /// Drops decided ahead of the packet's arrival, reported when it arrives.
-    held_drops: VecDeque<(SimTime, LinkOutput)>,
-    /// Accepted packets that have not started yet, in start order.
-    waiting: VecDeque<Waiting>,
+    /// Drops decided ahead of the packet's arrival, in arrival order, reported when it
+    /// arrives. Rare, and leaving from the front a few at a time: a `Vec`, a word smaller
+    /// than a ring.
+    held_drops: Vec<(SimTime, LinkOutput)>,
+    /// Its tag is where `AnyLink` keeps which model it holds (the niche rustc chooses):
+    /// every call through `AnyLink` reads it, so it shares the held drops' line, which a
+    /// wake-up reads anyway.
+    pub limit: QueueLimit,
     waiting_bytes: u64,
     busy_until: SimTime,
-    /// The last (size, serialization time) pair: each direction mostly carries one
-    /// packet size, and this spares a 64-bit division per packet.
-    last_serialization: (u32, SimDur),
-    pub rate_bps: u64,
+    last_transmission: SimDur,
+    /// Accepted packets that have not started yet, in start order.
+    waiting: VecDeque<Waiting>,
     pub delay: SimDur,
     pub tx_packets: u64,
     pub tx_bytes: u64,
-    pub limit: QueueLimit,
     /// Boxed: most directions have none, and inline it made every direction 88 bytes
     /// larger.
     pub loss: Option<Box<LossProcess>>,
+    pub rate_bps: u64,
     /// Drops, for `poll_output`.
     out: VecDeque<LinkOutput>,
 }
@@ -80,6 +94,8 @@ impl WiredDir {
     pub fn new(to_node: u32, rate_bps: u64, delay: SimDur, limit: QueueLimit) -> Self {
         WiredDir {
             to_node,
+            sole_input: u32::MAX,
+            feeds_alone: false,
             rate_bps,
             delay,
             limit,
@@ -88,11 +104,12 @@ impl WiredDir {
             waiting_bytes: 0,
             pipe: VecDeque::new(),
             busy_until: SimTime::ZERO,
-            last_serialization: (0, SimDur::ZERO),
+            last_size: 0,
+            last_transmission: SimDur::ZERO,
             tx_packets: 0,
             tx_bytes: 0,
             out: VecDeque::new(),
-            held_drops: VecDeque::new(),
+            held_drops: Vec::new(),
             last_wire: LastWire::None,
         }
     }
@@ -160,11 +177,10 @@ impl WiredDir {
             self.waiting.push_back(Waiting { arrival, start, bytes: size });
             self.waiting_bytes += size as u64;
         }
-        if self.last_serialization.0 != size {
-            let d = SimDur::transmission(size as u64, self.rate_bps);
-            self.last_serialization = (size, d);
+        if self.last_size != size {
+            (self.last_size, self.last_transmission) = (size, SimDur::transmission(size as u64, self.rate_bps));
         }
-        let end = start + self.last_serialization.1;
+        let end = start + self.last_transmission;
         self.busy_until = end;
         self.tx_packets += 1;
         self.tx_bytes += size as u64;
@@ -185,7 +201,7 @@ impl WiredDir {
             Ok(landing) => {
                 self.pipe.push_back((landing, h));
                 self.last_wire = LastWire::Pipe;
-                let earliest = pipe_empty && self.held_drops.front().is_none_or(|&(at, _)| landing < at);
+                let earliest = pipe_empty && self.held_drops.first().is_none_or(|&(at, _)| landing < at);
                 Enqueued::Quiet { wake: earliest.then_some(landing) }
             }
             Err(cause) if arrival == now => {
@@ -204,7 +220,7 @@ impl WiredDir {
     /// A drop decided ahead of the packet's arrival, reported when it arrives.
     fn hold_drop(&mut self, arrival: SimTime, pkt: Packet, cause: DropCause) {
         self.last_wire = if cause == DropCause::Channel { LastWire::HeldLost } else { LastWire::None };
-        self.held_drops.push_back((arrival, LinkOutput::Dropped { pkt, cause }));
+        self.held_drops.push((arrival, LinkOutput::Dropped { pkt, cause }));
     }
 
     /// Accept a packet reaching the input at `arrival` but keep it out of the pipe: its
@@ -244,11 +260,9 @@ impl WiredDir {
     /// Lands the head of the pipe if it is due: one packet per wake-up. Held drops that
     /// are due are reported first.
     pub fn handle_timeout(&mut self, now: SimTime) -> Woken<Handle> {
-        if self.held_drops.front().is_some_and(|&(at, _)| at <= now) {
-            while self.held_drops.front().is_some_and(|&(at, _)| at <= now) {
-                let (_, drop) = self.held_drops.pop_front().expect("checked");
-                self.out.push_back(drop);
-            }
+        if self.held_drops.first().is_some_and(|&(at, _)| at <= now) {
+            let due = self.held_drops.iter().take_while(|&&(at, _)| at <= now).count();
+            self.out.extend(self.held_drops.drain(..due).map(|(_, drop)| drop));
             return Woken::Drain;
         }
         if self.pipe.front().is_none_or(|&(at, _)| at > now) {
@@ -260,7 +274,7 @@ impl WiredDir {
 
     pub fn poll_timeout(&self) -> Option<SimTime> {
         let landing = self.pipe.front().map(|&(at, _)| at);
-        match self.held_drops.front() {
+        match self.held_drops.first() {
             Some(&(at, _)) => Some(landing.map_or(at, |l| l.min(at))),
             None => landing,
         }
@@ -317,7 +331,7 @@ impl WiredDir {
                 Some(LinkOutput::Dropped { pkt, .. }) => Some(pkt),
                 _ => None,
             },
-            LastWire::HeldLost => match self.held_drops.back() {
+            LastWire::HeldLost => match self.held_drops.last() {
                 Some((_, LinkOutput::Dropped { pkt, .. })) => Some(pkt),
                 _ => None,
             },
@@ -341,10 +355,43 @@ impl WiredDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::AnyLink;
+    use crate::net::LinkRt;
     use xlayer_proto::{Addr, FlowId};
 
     fn pkt(uid: u64, size: u32) -> Packet {
         Packet::udp(uid, FlowId(0), Addr(0), Addr(1), size, uid)
+    }
+
+    /// The layout the struct's comment describes, in a link's record (`LinkRt`, cache
+    /// line aligned): what a wake-up reads lies in its first two lines, what an enqueue
+    /// reads in its first three.
+    #[test]
+    fn a_wake_up_reads_two_lines_of_the_record_and_an_enqueue_three() {
+        fn end<T>(field: &T) -> usize {
+            std::ptr::from_ref(field).addr() + std::mem::size_of::<T>()
+        }
+        let link = AnyLink::Wired(WiredDir::new(1, 8_000_000, SimDur::from_millis(10), QueueLimit::Packets(2)));
+        let AnyLink::Wired(w) = &link else { unreachable!() };
+        let start = std::ptr::from_ref(&link).addr() - std::mem::offset_of!(LinkRt, model);
+        let line = |end: usize| (end - 1 - start) / 64;
+        let wake = [end(&w.to_node), end(&w.pipe), end(&w.held_drops), end(&w.limit)];
+        assert!(wake.into_iter().all(|e| line(e) < 2));
+        let enqueue = [
+            end(&w.feeds_alone),
+            end(&w.last_wire),
+            end(&w.last_size),
+            end(&w.waiting),
+            end(&w.waiting_bytes),
+            end(&w.busy_until),
+            end(&w.last_transmission),
+            end(&w.delay),
+            end(&w.tx_packets),
+            end(&w.tx_bytes),
+            end(&w.loss),
+        ];
+        assert!(enqueue.into_iter().all(|e| line(e) < 3));
+        assert_eq!(std::mem::size_of::<LinkRt>(), 256);
     }
 
     #[test]

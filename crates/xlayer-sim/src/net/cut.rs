@@ -22,7 +22,7 @@ use std::cmp::Reverse;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
-/// `LinkRt::sole_input` of a link fed by several inputs, by a local endpoint, by group
+/// `WiredDir::sole_input` of a link fed by several inputs, by a local endpoint, by group
 /// trees, or by a model the cut-through does not cover.
 pub(crate) const MANY_INPUTS: u32 = u32::MAX;
 
@@ -108,10 +108,12 @@ impl World {
         }
         let wired: Vec<bool> = self.links.iter().map(|l| matches!(l.model, AnyLink::Wired(_))).collect();
         for (b, &a) in input.iter().enumerate() {
-            let alone = a < NONE && wired[a as usize] && wired[b];
-            self.links[b].sole_input = if alone { a } else { MANY_INPUTS };
+            let AnyLink::Wired(w) = &mut self.links[b].model else { continue };
+            let alone = a < NONE && wired[a as usize];
+            w.sole_input = if alone { a } else { MANY_INPUTS };
             if alone {
-                self.links[a as usize].feeds_alone = true;
+                let AnyLink::Wired(w) = &mut self.links[a as usize].model else { unreachable!("wired") };
+                w.feeds_alone = true;
             }
         }
         self.cut_planned = true;
@@ -121,8 +123,9 @@ impl World {
     /// checked against (`tests/cut_through.rs`). Call before the run starts.
     pub fn hop_by_hop(&mut self) {
         for l in &mut self.links {
-            l.sole_input = MANY_INPUTS;
-            l.feeds_alone = false;
+            if let AnyLink::Wired(w) = &mut l.model {
+                (w.sole_input, w.feeds_alone) = (MANY_INPUTS, false);
+            }
         }
         self.cut_planned = true;
     }
@@ -134,14 +137,14 @@ impl World {
         let now = self.now;
         let mut arrival = now;
         loop {
-            let l = &self.links[link as usize];
-            let AnyLink::Wired(w) = &l.model else { unreachable!("only wired directions feed alone") };
+            let AnyLink::Wired(w) = &self.links[link as usize].model else {
+                unreachable!("only wired directions feed alone")
+            };
             let node = w.to_node;
-            let next = (l.feeds_alone && node != dst)
+            let next = (w.feeds_alone && node != dst)
                 .then(|| self.routes.next_hop(node, dst).link)
-                .filter(|&b| self.links[b as usize].sole_input == link);
-            let l = &mut self.links[link as usize];
-            let AnyLink::Wired(w) = &mut l.model else { unreachable!() };
+                .filter(|&b| matches!(&self.links[b as usize].model, AnyLink::Wired(b) if b.sole_input == link));
+            let AnyLink::Wired(w) = &mut self.links[link as usize].model else { unreachable!() };
             let Some(next) = next else {
                 let enqueued = w.enqueue_at(now, arrival, h, &mut self.packets);
                 return self.after_enqueue(link, arrival, enqueued);
@@ -149,17 +152,17 @@ impl World {
             match w.pass(now, arrival, h, &mut self.packets) {
                 Some(landing) => {
                     if let Some(interval) = self.series_interval {
-                        l.landed_later.add(landing, h.size_bytes, interval);
+                        self.link_cold[link as usize].landed_later.add(landing, h.size_bytes, interval);
                     }
-                    if let Some(c) = l.capture {
+                    if let Some(c) = self.capture_of(link) {
                         let pkt = self.packets.get(h).clone();
                         self.capture(c, arrival, &pkt);
                     }
                     (link, arrival) = (next, landing);
                 }
                 None => {
-                    if let Some(c) = l.capture {
-                        if let Some(lost) = l.model.last_on_wire(&self.packets) {
+                    if let Some(c) = self.capture_of(link) {
+                        if let Some(lost) = self.links[link as usize].model.last_on_wire(&self.packets) {
                             let lost = lost.clone();
                             self.capture(c, arrival, &lost);
                         }
@@ -171,6 +174,16 @@ impl World {
                 }
             }
         }
+    }
+
+    /// The capture `link` writes to, if any: looked up only when the run captures
+    /// something, as the index is not in the link's hot record.
+    #[inline]
+    pub(crate) fn capture_of(&self, link: u32) -> Option<usize> {
+        if self.captures.is_empty() {
+            return None;
+        }
+        self.link_cold[link as usize].capture
     }
 
     /// Write a captured packet stamped `at`: now, or once the clock reaches `at`.

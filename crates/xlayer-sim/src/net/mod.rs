@@ -5,10 +5,12 @@
 
 mod cut;
 mod groups;
+mod labels;
 mod routes;
 
-pub(crate) use cut::{LaterBytes, LaterCapture, MANY_INPUTS};
+pub(crate) use cut::{LaterBytes, LaterCapture};
 pub(crate) use groups::{Group, Groups};
+pub(crate) use labels::LinkHop;
 pub(crate) use routes::{Edge, Routes};
 
 use crate::engine::{EventQueue, Lane};
@@ -22,13 +24,15 @@ pub(crate) struct NodeRt {
     pub endpoints: Vec<u32>,
 }
 
-/// A link as the world keeps it: the model and the world's bookkeeping around it.
+/// A link as the world keeps it on the packet path: the model, its wake-up and how its
+/// wake-ups enter the fingerprint.
 ///
-/// Laid out by hand, cache line aligned: what every packet reads (the wake-up, the
-/// fingerprint tag, the cut-through fields, then the model, whose wired direction puts
-/// its own per-packet fields first) comes before the names and drop counters that only
-/// the tables read. With tens of thousands of link directions a packet finds few of
-/// them in cache, so the lines it touches are what its hops cost.
+/// Laid out by hand, cache line aligned: 16 bytes, then the model, whose wired
+/// direction puts its own per-packet fields first (with the cut-through's: a wake-up
+/// reads the record's first two lines, an enqueue its first three; `link/wired.rs`).
+/// What only the tables, the sampler, captures and drops read is in `LinkCold`. With
+/// tens of thousands of link directions a packet finds few of them in cache, so the
+/// lines it touches are what its hops cost.
 #[repr(C, align(64))]
 pub(crate) struct LinkRt {
     /// Earliest wake-up already queued (`MAX`: none).
@@ -36,28 +40,28 @@ pub(crate) struct LinkRt {
     /// How its wake-ups enter the fingerprint: `tag | component << 8`, with the tag and
     /// the numbering within the link's family that earlier versions used.
     pub fingerprint_id: u64,
-    /// Bytes delivered since the last time-series sample.
-    pub bytes_since_sample: u64,
-    /// Index of the capture this link writes to, if any.
-    pub capture: Option<usize>,
-    /// Its only input, when it has one and the cut-through covers both (`net/cut.rs`),
-    /// else `MANY_INPUTS`.
-    pub sole_input: u32,
-    /// It is some link's only input.
-    pub feeds_alone: bool,
     pub model: AnyLink,
-    /// `model.reports_capacity_or_gauges()`, asked once at build: the sampler reads it
-    /// for every link direction at every instant.
-    pub reports_capacity_or_gauges: bool,
+}
+
+/// What of a link no packet's hop reads: its labels, drop counters, capture and the
+/// time series' sums. In `World::link_cold`, indexed like `World::links`.
+pub(crate) struct LinkCold {
+    /// Index of the capture this link writes to, if any (`World::capture_of`).
+    pub capture: Option<usize>,
+    /// Bytes delivered since the last time-series sample (counted only with the series
+    /// on).
+    pub bytes_since_sample: u64,
     /// Bytes that crossed it by cut-through, until the time series counts them (only
     /// with the series on).
     pub landed_later: LaterBytes,
+    /// `model.reports_capacity_or_gauges()`, asked once at build: the sampler reads it
+    /// for every link direction at every instant.
+    pub reports_capacity_or_gauges: bool,
     pub drops: [u64; DropCause::COUNT],
-    /// Name in the link table and direction label ("a->b", "downlink").
-    pub link: String,
-    pub direction: String,
-    /// Name in the time series.
-    pub entity: String,
+    /// Its link's name, in `World::link_names`, and what its labels are made of
+    /// (`net/labels.rs`).
+    pub name: u32,
+    pub hop: LinkHop,
 }
 
 impl World {
@@ -111,11 +115,10 @@ impl World {
 
     /// Hand a packet to a link, capture what it put on the wire, and take what came out.
     fn send_on(&mut self, link: u32, h: Handle, dst: Addr, to: NextHop<'_>) {
-        let l = &mut self.links[link as usize];
-        if l.feeds_alone && !dst.is_group() {
-            return self.cut_through(link, h, dst.0);
-        }
-        let enqueued = l.model.enqueue(self.now, h, to, &mut self.packets);
+        let enqueued = match &mut self.links[link as usize].model {
+            AnyLink::Wired(w) if w.feeds_alone && !dst.is_group() => return self.cut_through(link, h, dst.0),
+            model => model.enqueue(self.now, h, to, &mut self.packets),
+        };
         self.after_enqueue(link, self.now, enqueued);
     }
 
@@ -123,7 +126,7 @@ impl World {
     /// the link's wake-up or drain its drops.
     #[inline]
     fn after_enqueue(&mut self, link: u32, at: SimTime, enqueued: Enqueued) {
-        if let Some(c) = self.links[link as usize].capture {
+        if let Some(c) = self.capture_of(link) {
             if at > self.now {
                 if let Some(pkt) = self.links[link as usize].model.last_on_wire(&self.packets) {
                     let pkt = pkt.clone();
@@ -160,7 +163,9 @@ impl World {
         match l.model.handle_timeout(now, &mut self.packets) {
             Woken::One { pkt, node, next } => {
                 arm(&mut self.queue, now, link, &mut l.wake, next);
-                l.bytes_since_sample += pkt.size_bytes as u64;
+                if self.series_interval.is_some() {
+                    self.link_cold[link as usize].bytes_since_sample += pkt.size_bytes as u64;
+                }
                 self.arrive_at(node, pkt);
             }
             Woken::Drain => {
@@ -175,11 +180,11 @@ impl World {
         while let Some(out) = self.links[link as usize].model.poll_output() {
             match out {
                 LinkOutput::Delivered { pkt, node } => {
-                    debug_assert!(!after_enqueue, "link `{}` delivered from enqueue", self.links[link as usize].entity);
+                    debug_assert!(!after_enqueue, "link `{}` delivered from enqueue", self.link_entity(link));
                     self.arrived(link, node, pkt);
                 }
                 LinkOutput::Dropped { pkt, cause } => {
-                    self.links[link as usize].drops[cause as usize] += 1;
+                    self.link_cold[link as usize].drops[cause as usize] += 1;
                     self.drop(&pkt, cause);
                 }
                 LinkOutput::Notify { flow, node } => self.congestion_notice(flow, node),
@@ -189,7 +194,9 @@ impl World {
 
     /// A packet came out of `link` at `node`.
     fn arrived(&mut self, link: u32, node: u32, pkt: Packet) {
-        self.links[link as usize].bytes_since_sample += pkt.size_bytes as u64;
+        if self.series_interval.is_some() {
+            self.link_cold[link as usize].bytes_since_sample += pkt.size_bytes as u64;
+        }
         let h = self.packets.put(pkt);
         self.arrive_at(node, h);
     }

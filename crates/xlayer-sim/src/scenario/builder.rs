@@ -11,7 +11,7 @@ use crate::channel::loss::{LossModel, LossProcess};
 use crate::engine::{stream, EventQueue, Fingerprint, Lane};
 use crate::link::trace::TraceLink;
 use crate::link::{AnyLink, DropCause, LinkContext, PacketStore, WiredDir};
-use crate::net::{Group, Groups, LinkRt, NodeRt, MANY_INPUTS};
+use crate::net::{Group, Groups, LinkCold, LinkHop, LinkRt, NodeRt};
 use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::{Framing, PcapWriter};
 use crate::world::{Event, World};
@@ -31,6 +31,8 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     let nodes = s.node_index();
     let index = |name: &str| nodes[name];
     let mut links = Vec::with_capacity(topology::hop_count(s));
+    let mut cold = Vec::with_capacity(topology::hop_count(s));
+    let mut link_names = Vec::with_capacity(s.links.len() + s.radios.len());
     let mut wired = 0;
     let mut captures = Vec::new();
     for (i, l) in s.links.iter().enumerate() {
@@ -68,11 +70,14 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
                     AnyLink::Wired(d)
                 }
             };
-            let mut rt = link_rt(&name, direction, model, WIRED_TAG, wired);
-            rt.capture = capture;
+            let hop = LinkHop::Nodes { from: index(from), to: index(to) };
+            let (rt, mut c) = link_rt(link_names.len() as u32, hop, model, WIRED_TAG, wired);
+            c.capture = capture;
             links.push(rt);
+            cold.push(c);
             wired += 1;
         }
+        link_names.push(name);
     }
     let mut radio_links = Vec::with_capacity(s.radios.len());
     // A radio model that asks for a stream draws from it (fading, block errors).
@@ -80,11 +85,15 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     for (i, r) in s.radios.iter().enumerate() {
         let from = index(&r.from);
         let receivers: Vec<u32> = r.to.iter().map(|n| index(n)).collect();
+        let name = link_names.len() as u32;
+        link_names.push(r.name.clone());
         for rx_name in &r.to {
-            let direction = format!("{}->{}", rx_name, r.from);
+            let hop = LinkHop::Nodes { from: index(rx_name), to: from };
             let limit = r.uplink_queue.unwrap_or(QueueLimit::Packets(1000));
             let up = WiredDir::new(from, r.uplink_rate.0, r.uplink_delay.0, limit);
-            links.push(link_rt(&r.name, direction, AnyLink::Wired(up), WIRED_TAG, wired));
+            let (rt, c) = link_rt(name, hop, AnyLink::Wired(up), WIRED_TAG, wired);
+            links.push(rt);
+            cold.push(c);
             wired += 1;
         }
         let stream = |purpose: &str| {
@@ -92,9 +101,8 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
             stream(seed, run, &format!("radio:{}:{purpose}", r.name))
         };
         let ctx = LinkContext { index: i, receivers: &receivers, stream: &stream };
-        let mut rt =
-            link_rt(&r.name, "downlink".into(), registry::radio_link(&r.model, &r.to, &ctx), RADIO_TAG, i as u32);
-        rt.entity = r.name.clone();
+        let model = registry::radio_link(&r.model, &r.to, &ctx);
+        let (rt, mut c) = link_rt(name, LinkHop::Downlink, model, RADIO_TAG, i as u32);
         // A wireless ATM hop is captured at the ATM layer (`trace::sunatm`); other radio
         // models have no capture.
         if let (Some(dir), Some((vpi, vci))) = (pcap_dir, r.model.atm_vc()) {
@@ -104,12 +112,15 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
                     ScenarioError::at("output.pcap_links", format!("cannot create {}: {e}", path.display()))
                 })?;
                 captures.push(w);
-                rt.capture = Some(captures.len() - 1);
+                c.capture = Some(captures.len() - 1);
             }
         }
-        radio_links.push(rt);
+        radio_links.push((rt, c));
     }
-    links.extend(radio_links);
+    for (rt, c) in radio_links {
+        links.push(rt);
+        cold.push(c);
+    }
     // The hops `topology::edges` numbered, in the same order.
     assert_eq!(links.len(), topology::hop_count(s), "link directions follow topology::edges");
 
@@ -144,6 +155,8 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         routes,
         groups,
         links,
+        link_cold: cold,
+        link_names,
         flows: Vec::with_capacity(s.flows.len()),
         endpoints: Vec::with_capacity(2 * s.flows.len()),
         captures,
@@ -183,22 +196,17 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     Ok(world)
 }
 
-fn link_rt(link: &str, direction: String, model: AnyLink, tag: u64, component: u32) -> LinkRt {
-    LinkRt {
-        entity: format!("{link}:{direction}"),
-        link: link.to_string(),
-        direction,
+fn link_rt(name: u32, hop: LinkHop, model: AnyLink, tag: u64, component: u32) -> (LinkRt, LinkCold) {
+    let cold = LinkCold {
+        name,
+        hop,
         reports_capacity_or_gauges: model.reports_capacity_or_gauges(),
-        model,
-        wake: SimTime::MAX,
-        fingerprint_id: tag | (component as u64) << 8,
         bytes_since_sample: 0,
         drops: [0; DropCause::COUNT],
         capture: None,
-        sole_input: MANY_INPUTS,
-        feeds_alone: false,
         landed_later: Default::default(),
-    }
+    };
+    (LinkRt { model, wake: SimTime::MAX, fingerprint_id: tag | (component as u64) << 8 }, cold)
 }
 
 fn loss_model(spec: &LossSpec) -> LossModel {

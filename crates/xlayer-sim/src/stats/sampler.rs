@@ -29,16 +29,16 @@ impl World {
             f.app_bytes_at_sample = app;
         }
         let base = self.flows.len();
-        for (i, l) in self.links.iter_mut().enumerate() {
-            l.bytes_since_sample += l.landed_later.take_until(self.now);
+        for (i, (l, cold)) in self.links.iter_mut().zip(&mut self.link_cold).enumerate() {
+            cold.bytes_since_sample += cold.landed_later.take_until(self.now);
             let mut w = self.series.entity(base + i);
             let (packets, bytes) = l.model.queue(self.now);
-            let bps = count_f64(l.bytes_since_sample) * 8.0 / seconds;
+            let bps = count_f64(cold.bytes_since_sample) * 8.0 / seconds;
             w.push_all(
                 &["queue_bytes", "queue_packets", "throughput_bps"],
                 [count_f64(bytes), count_f64(packets), bps],
             );
-            if l.reports_capacity_or_gauges {
+            if cold.reports_capacity_or_gauges {
                 let from = SimTime(self.now.0.saturating_sub(interval.0));
                 if let Some(bytes) = l.model.capacity_bytes_between(from, self.now) {
                     w.push("capacity_bps", bytes as f64 * 8.0 / seconds);
@@ -46,7 +46,7 @@ impl World {
                 l.model.gauges(&mut |name, v| w.push(name, v));
             }
             w.end();
-            l.bytes_since_sample = 0;
+            cold.bytes_since_sample = 0;
         }
         if self.now + interval <= self.end {
             self.queue.push(Lane::Timers, self.now + interval, Event::Sample);

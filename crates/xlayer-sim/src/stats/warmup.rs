@@ -58,8 +58,8 @@ impl World {
             base.counters.push(c);
             base.app_bytes.push(e.ep.app_delivered_bytes());
         }
-        for l in &mut self.links {
-            l.drops = [0; DropCause::COUNT];
+        for (l, cold) in self.links.iter().zip(&mut self.link_cold) {
+            cold.drops = [0; DropCause::COUNT];
             base.link_tx.push(l.model.metrics(self.now));
         }
         self.warmup_base = Some(base);
