@@ -17,27 +17,32 @@ use crate::agents::{SegmentSeen, WindowAgent};
 use crate::packet::{tcp_flags, Annotations, SackBlock, TcpHeader, MAX_SACK_BLOCKS};
 use crate::time::{SimDur, SimTime};
 
+/// Laid out by use (`repr(C)`, cache-line aligned): a segment and the ACK it triggers
+/// read and write the first two lines only (sequence and out-of-order state, agent,
+/// window; then the pending ACKs and delayed-ACK state); the third holds what delayed
+/// ACKs and SACK add. A test below keeps the layout.
+#[repr(C, align(64))]
 pub struct TcpReceiver {
-    mss: u64,
-    buffer_bytes: u64,
-    delayed_ack: bool,
-    delack_timeout: SimDur,
     /// Next in-order byte expected; everything below was delivered.
     rcv_nxt: u64,
     /// Out-of-order ranges `[start, end)`, ascending, disjoint and non-adjacent. A sorted
     /// vector: there are few, and new data lands at or near the end.
     ooo: Vec<SackBlock>,
-    ooo_bytes: u64,
     agent: Option<Box<dyn WindowAgent>>,
-    /// In-order bytes received since the last ACK (delayed-ACK accounting).
-    unacked_bytes: u64,
-    delack_deadline: Option<SimTime>,
+    ooo_bytes: u64,
+    buffer_bytes: u64,
     /// ACKs decided but not yet polled; each is built when decided, so a driver that
     /// batches several segments before polling still gets every (duplicate) ACK.
     pending: VecDeque<TcpHeader>,
+    delack_deadline: Option<SimTime>,
+    /// In-order bytes received since the last ACK (delayed-ACK accounting).
+    unacked_bytes: u64,
     last_window: u32,
+    delayed_ack: bool,
     /// Generate SACK blocks (RFC 2018).
     sack: bool,
+    mss: u64,
+    delack_timeout: SimDur,
     /// Start of the segment that arrived out of order and triggers the next ACK, if any.
     sack_trigger: Option<u64>,
     /// The blocks of the last SACK option sent, in order (RFC 2018 §4 repeats them).
@@ -268,5 +273,19 @@ impl TcpReceiver {
 
     pub fn agent_name(&self) -> Option<&'static str> {
         self.agent.as_ref().map(|a| a.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn a_segment_and_its_ack_touch_two_lines() {
+        assert_eq!(offset_of!(TcpReceiver, pending), 64);
+        assert!(offset_of!(TcpReceiver, sack) < 128);
+        assert_eq!(offset_of!(TcpReceiver, mss), 128);
+        assert_eq!(size_of::<TcpReceiver>(), 3 * 64);
     }
 }

@@ -17,19 +17,21 @@ use super::{RttEstimator, Segment, TcpConfig};
 use crate::packet::{SackBlock, TcpHeader};
 use crate::time::{SimDur, SimTime};
 
-/// Counters a driver may report per flow.
+/// Counters a driver may report per flow. `repr(C)`: the two an ACK and a send update
+/// come first, so they share the sender's hot lines (see [`TcpSender`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct SenderStats {
+    /// Bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    /// All data segments handed out by `poll_transmit`.
+    pub segments_sent: u64,
     /// Segments sent whose bytes had been sent before (fast, partial-ACK, go-back-N).
     pub retransmissions: u64,
     /// Retransmission-timer expiries with data in flight (persist probes excluded).
     pub timeouts: u64,
     /// Entries into fast retransmit / fast recovery.
     pub fast_retransmits: u64,
-    /// Bytes cumulatively acknowledged.
-    pub bytes_acked: u64,
-    /// All data segments handed out by `poll_transmit`.
-    pub segments_sent: u64,
     /// Tail-loss probes sent (retransmission timer off only).
     pub loss_probes: u64,
     /// Lower-layer congestion notices received, and the window reductions they caused
@@ -38,68 +40,89 @@ pub struct SenderStats {
     pub notice_reductions: u64,
 }
 
+/// The retransmission-timer-off mode's state (boxed: off by default, and an ACK or a
+/// poll of a sender without it reads only the pointer).
 #[derive(Clone, Debug)]
-pub struct TcpSender {
-    mss: u64,
-    /// Bytes the application has made available (`u64::MAX`: unbounded).
-    supplied: u64,
-    snd_una: u64,
-    snd_nxt: u64,
-    snd_max: u64,
-    cc: AnyCc,
-    recovery: AnyRecovery,
-    /// Last window advertised by the receiver.
-    rwnd: u64,
-    /// The persist timer fired: one segment may ignore the receiver window.
-    probe_pending: bool,
-    /// `snd_max` at the last timeout: a head segment below it was already resent by the
-    /// timer's go-back-N, so another timeout must not reduce ssthresh again.
-    rto_high: u64,
-    /// Retransmission and persist deadlines; at most one of the two is armed.
-    timers: TimerTable,
-    /// The one segment being timed (ns-2 style): (end sequence, send time).
-    timing: Option<(u64, SimTime)>,
-    /// Every new segment's (end sequence, send time) since the last retransmission, for
-    /// controllers that want an RTT sample on most ACKs (HyStart++); `None` otherwise.
-    segment_times: Option<VecDeque<(u64, SimTime)>>,
-    rtt: RttEstimator,
+struct TailProbing {
+    probe: TailProbe,
+    /// A probe decided at a probe-timer expiry, sent on the next poll.
+    send: Option<ProbeAction>,
     /// RTO before the first sample and its cap: the probe timeout's bounds.
     initial_rto: SimDur,
     max_rto: SimDur,
-    stats: SenderStats,
+}
+
+/// Laid out by use (`repr(C)`, cache-line aligned): an ACK of new data and the polls
+/// after it read and write the first five lines only (sequence state; controller and
+/// timers; recovery; the timed segment, flags and RTT estimator; the counters), a
+/// timeout also the sixth. With thousands of flows each sender's lines are evicted
+/// between its windows, so each line an ACK touches is a miss (docs/performance.md,
+/// "TCP endpoint state by use"); a test below keeps the layout.
+#[derive(Clone, Debug)]
+#[repr(C, align(64))]
+pub struct TcpSender {
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// Bytes the application has made available (`u64::MAX`: unbounded).
+    supplied: u64,
+    /// Last window advertised by the receiver.
+    rwnd: u64,
+    mss: u64,
     /// Tail-loss probing when the retransmission timer is off (`None`: RTO on).
-    tail_probe: Option<TailProbe>,
-    /// A probe decided at a probe-timer expiry, sent on the next poll.
-    probe_send: Option<ProbeAction>,
-    /// Congestion notices reduce the window (`TcpConfig::congestion_notice`); `snd_max`
-    /// at the last reduction: notices before that is acknowledged are not acted on.
+    tail_probe: Option<Box<TailProbing>>,
+    /// Every new segment's (end sequence, send time) since the last retransmission, for
+    /// controllers that want an RTT sample on most ACKs (HyStart++); `None` otherwise.
+    /// Boxed so the field is a pointer wide in the first line (a deque is four words).
+    #[allow(clippy::box_collection)]
+    segment_times: Option<Box<VecDeque<(u64, SimTime)>>>,
+    cc: AnyCc,
+    /// Retransmission and persist deadlines; at most one of the two is armed.
+    timers: TimerTable,
+    recovery: AnyRecovery,
+    /// The one segment being timed (ns-2 style): (end sequence, send time).
+    timing: Option<(u64, SimTime)>,
+    /// The persist timer fired: one segment may ignore the receiver window.
+    probe_pending: bool,
+    /// Congestion notices reduce the window (`TcpConfig::congestion_notice`).
     notice_enabled: bool,
+    rtt: RttEstimator,
+    stats: SenderStats,
+    /// `snd_max` at the last timeout: a head segment below it was already resent by the
+    /// timer's go-back-N, so another timeout must not reduce ssthresh again.
+    rto_high: u64,
+    /// `snd_max` at the last congestion-notice reduction: notices before that is
+    /// acknowledged are not acted on.
     notice_high: u64,
 }
 
 impl TcpSender {
     pub fn new(cfg: &TcpConfig) -> Self {
         TcpSender {
-            mss: u64::from(cfg.mss_bytes.max(1)),
-            supplied: 0,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            cc: AnyCc::new(cfg),
-            recovery: AnyRecovery::new(cfg),
+            supplied: 0,
             rwnd: u64::from(cfg.rcv_buffer_bytes),
-            probe_pending: false,
-            rto_high: 0,
+            mss: u64::from(cfg.mss_bytes.max(1)),
+            tail_probe: (!cfg.rto_enabled).then(|| {
+                Box::new(TailProbing {
+                    probe: TailProbe::default(),
+                    send: None,
+                    initial_rto: cfg.initial_rto,
+                    max_rto: cfg.max_rto,
+                })
+            }),
+            segment_times: cfg.hystart.then(Box::default),
+            cc: AnyCc::new(cfg),
             timers: TimerTable::default(),
+            recovery: AnyRecovery::new(cfg),
             timing: None,
-            segment_times: cfg.hystart.then(VecDeque::new),
-            rtt: RttEstimator::new(cfg),
-            initial_rto: cfg.initial_rto,
-            max_rto: cfg.max_rto,
-            stats: SenderStats::default(),
-            tail_probe: (!cfg.rto_enabled).then(TailProbe::default),
-            probe_send: None,
+            probe_pending: false,
             notice_enabled: cfg.congestion_notice,
+            rtt: RttEstimator::new(cfg),
+            stats: SenderStats::default(),
+            rto_high: 0,
             notice_high: 0,
         }
     }
@@ -193,7 +216,7 @@ impl TcpSender {
                 self.recovery.on_ack(now, &view, &self.seq_view(), &mut self.cc)
             }
         };
-        if self.tail_probe.as_mut().is_some_and(|tp| tp.on_new_ack(a)) && !self.recovery.in_recovery() {
+        if self.tail_probe.as_mut().is_some_and(|tp| tp.probe.on_new_ack(a)) && !self.recovery.in_recovery() {
             // RFC 8985 §7.4: the probe may have repaired a loss; respond as to one.
             self.cc.on_congestion_event(now, self.bytes_in_flight());
             self.cc.on_recovery_exit(now, self.cc.ssthresh());
@@ -226,7 +249,7 @@ impl TcpSender {
         if out.entered_recovery {
             self.stats.fast_retransmits += 1;
             if let Some(tp) = self.tail_probe.as_mut() {
-                tp.forget_episode(); // fast recovery responds to this loss
+                tp.probe.forget_episode(); // fast recovery responds to this loss
             }
         }
         if out.restart_rto {
@@ -283,14 +306,14 @@ impl TcpSender {
         let new_data_fits = len > 0 && self.snd_nxt == self.snd_max && self.snd_nxt + len <= self.snd_una + self.rwnd;
         let in_recovery = self.recovery.in_recovery();
         let tp = self.tail_probe.as_mut().expect("probe timer only runs with the RTO off");
-        self.probe_send = Some(tp.on_expiry(in_recovery, new_data_fits, self.snd_una, self.snd_max, self.mss));
+        tp.send = Some(tp.probe.on_expiry(in_recovery, new_data_fits, self.snd_una, self.snd_max, self.mss));
         self.stats.loss_probes += 1;
         self.arm_rto(now); // backed off by the unanswered probe
     }
 
     /// The next data segment to send, if the windows allow one. Call until `None`.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
-        if self.probe_send.is_some() {
+        if self.tail_probe.as_ref().is_some_and(|tp| tp.send.is_some()) {
             if let Some(seg) = self.send_probe(now) {
                 return Some(seg);
             }
@@ -342,7 +365,7 @@ impl TcpSender {
     /// The probe decided at the last probe-timer expiry, if it can go (RTO off only).
     #[inline(never)]
     fn send_probe(&mut self, now: SimTime) -> Option<Segment> {
-        match self.probe_send.take() {
+        match self.tail_probe.as_mut().and_then(|tp| tp.send.take()) {
             Some(ProbeAction::Retransmit { seq, len }) => Some(self.emit(now, seq, len, true)),
             Some(ProbeAction::NewData) if self.supplied > self.snd_nxt => {
                 let len = (self.supplied - self.snd_nxt).min(self.mss);
@@ -396,7 +419,7 @@ impl TcpSender {
         match &self.tail_probe {
             None => self.timers.set(TcpTimer::Rto, now + self.rtt.rto()),
             Some(tp) => {
-                let pto = tp.pto(self.rtt.srtt(), self.initial_rto, self.max_rto, self.bytes_in_flight(), self.mss);
+                let pto = tp.probe.pto(self.rtt.srtt(), tp.initial_rto, tp.max_rto, self.bytes_in_flight(), self.mss);
                 self.timers.set(TcpTimer::Probe, now + pto);
             }
         }
@@ -491,5 +514,33 @@ impl TcpSender {
     /// Every supplied byte is acknowledged (never true for an unbounded source).
     pub fn all_acked(&self) -> bool {
         self.supplied != u64::MAX && self.snd_una == self.supplied
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    /// The line of a field's last byte.
+    fn last_line(offset: usize, size: usize) -> usize {
+        (offset + size - 1) / 64
+    }
+
+    #[test]
+    fn an_ack_and_a_send_touch_five_lines() {
+        // Sequence state and the two boxes' pointers fill the first line, the controller
+        // and the timers the second, recovery the third.
+        assert_eq!(last_line(offset_of!(TcpSender, segment_times), 8), 0);
+        assert_eq!(offset_of!(TcpSender, cc), 64);
+        assert_eq!(last_line(offset_of!(TcpSender, timers), size_of::<TimerTable>()), 1);
+        assert_eq!(offset_of!(TcpSender, recovery), 128);
+        assert_eq!(last_line(offset_of!(TcpSender, recovery), size_of::<AnyRecovery>()), 2);
+        // The RTT estimator (its RTO read by every ACK) and the two counters every ACK
+        // and send update end in the fifth; the other counters may spill over.
+        assert!(last_line(offset_of!(TcpSender, rtt), size_of::<RttEstimator>()) <= 4);
+        let sent = offset_of!(TcpSender, stats) + offset_of!(SenderStats, segments_sent);
+        assert_eq!(last_line(sent, 8), 4);
+        assert_eq!(size_of::<TcpSender>(), 6 * 64);
     }
 }
