@@ -19,8 +19,8 @@ use crate::time::{SimDur, SimTime};
 
 /// Laid out by use (`repr(C)`, cache-line aligned): a segment and the ACK it triggers
 /// read and write the first two lines only (sequence and out-of-order state, agent,
-/// window; then the pending ACKs and delayed-ACK state); the third holds what delayed
-/// ACKs and SACK add. A test below keeps the layout.
+/// window; then the next ACK and delayed-ACK state); the rest holds what delayed ACKs,
+/// SACK and a driver that batches segments add. A test below keeps the layout.
 #[repr(C, align(64))]
 pub struct TcpReceiver {
     /// Next in-order byte expected; everything below was delivered.
@@ -31,16 +31,22 @@ pub struct TcpReceiver {
     agent: Option<Box<dyn WindowAgent>>,
     ooo_bytes: u64,
     buffer_bytes: u64,
-    /// ACKs decided but not yet polled; each is built when decided, so a driver that
-    /// batches several segments before polling still gets every (duplicate) ACK.
-    pending: VecDeque<TcpHeader>,
-    delack_deadline: Option<SimTime>,
+    /// ACKs decided but not yet polled, the oldest here and the others in `later_acks`;
+    /// each is built when decided, so a driver that batches several segments before
+    /// polling still gets every (duplicate) ACK. A driver that polls after each segment
+    /// never touches the queue's buffer.
+    next_ack: Option<TcpHeader>,
+    /// Delayed-ACK deadline in nanoseconds, [`NO_DEADLINE`] when none is pending.
+    delack_deadline: u64,
     /// In-order bytes received since the last ACK (delayed-ACK accounting).
     unacked_bytes: u64,
     last_window: u32,
     delayed_ack: bool,
     /// Generate SACK blocks (RFC 2018).
     sack: bool,
+    /// `later_acks` is not empty.
+    more_acks: bool,
+    later_acks: VecDeque<TcpHeader>,
     mss: u64,
     delack_timeout: SimDur,
     /// Start of the segment that arrived out of order and triggers the next ACK, if any.
@@ -48,6 +54,10 @@ pub struct TcpReceiver {
     /// The blocks of the last SACK option sent, in order (RFC 2018 §4 repeats them).
     sack_reported: Vec<SackBlock>,
 }
+
+/// No delayed ACK pending (the end of time cannot be a deadline; one nanosecond earlier
+/// is the same, as for the sender's timers).
+const NO_DEADLINE: u64 = u64::MAX;
 
 impl std::fmt::Debug for TcpReceiver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -72,8 +82,10 @@ impl TcpReceiver {
             ooo_bytes: 0,
             agent,
             unacked_bytes: 0,
-            delack_deadline: None,
-            pending: VecDeque::new(),
+            delack_deadline: NO_DEADLINE,
+            next_ack: None,
+            more_acks: false,
+            later_acks: VecDeque::new(),
             last_window: cfg.rcv_buffer_bytes,
             sack: cfg.sack,
             sack_trigger: None,
@@ -113,25 +125,39 @@ impl TcpReceiver {
         // `__tcp_ack_snd_check`: more than one MSS unacknowledged).
         if self.unacked_bytes > self.mss {
             self.send_ack(now);
-        } else if self.delack_deadline.is_none() {
+        } else if self.delack_deadline == NO_DEADLINE {
             // RFC 1122 §4.2.3.2: the delay is bounded (delack_timeout, at most 500 ms).
-            self.delack_deadline = Some(now + self.delack_timeout);
+            self.delack_deadline = (now + self.delack_timeout).0.min(NO_DEADLINE - 1);
         }
     }
 
     /// Next ACK to send: flags ACK, no payload, seq 0, ack = rcv_nxt at decision time.
+    #[inline]
     pub fn poll_transmit(&mut self, _now: SimTime) -> Option<TcpHeader> {
-        self.pending.pop_front()
+        if self.more_acks {
+            return self.pop_queued();
+        }
+        self.next_ack.take()
+    }
+
+    /// The next ACK when more are queued behind it (only a driver that batches segments
+    /// before polling gets here).
+    #[inline(never)]
+    fn pop_queued(&mut self) -> Option<TcpHeader> {
+        let h = self.next_ack.take();
+        self.next_ack = self.later_acks.pop_front();
+        self.more_acks = !self.later_acks.is_empty();
+        h
     }
 
     /// Delayed-ACK deadline, if one is pending.
     pub fn poll_timeout(&self) -> Option<SimTime> {
-        self.delack_deadline
+        (self.delack_deadline != NO_DEADLINE).then_some(SimTime(self.delack_deadline))
     }
 
     /// Call when `now >= poll_timeout()`; early or spurious calls are ignored.
     pub fn handle_timeout(&mut self, now: SimTime) {
-        if matches!(self.delack_deadline, Some(d) if now >= d) {
+        if self.delack_deadline != NO_DEADLINE && now.0 >= self.delack_deadline {
             self.send_ack(now);
         }
     }
@@ -146,7 +172,7 @@ impl TcpReceiver {
         self.last_window = window;
         // One ACK covers everything received so far: no delayed ACK remains owed.
         self.unacked_bytes = 0;
-        self.delack_deadline = None;
+        self.delack_deadline = NO_DEADLINE;
         let h = TcpHeader {
             seq: 0,
             ack: self.rcv_nxt,
@@ -158,7 +184,18 @@ impl TcpReceiver {
         if self.sack {
             return self.push_with_sack(h);
         }
-        self.pending.push_back(h);
+        self.push_ack(h);
+    }
+
+    /// Queues an ACK behind those not yet polled.
+    #[inline]
+    fn push_ack(&mut self, h: TcpHeader) {
+        if self.next_ack.is_none() {
+            self.next_ack = Some(h);
+        } else {
+            self.later_acks.push_back(h);
+            self.more_acks = true;
+        }
     }
 
     /// Kept out of line so the SACK-less ACK path stays small enough to inline.
@@ -171,7 +208,7 @@ impl TcpReceiver {
             self.sack_reported.extend_from_slice(&blocks[..n]);
             h.set_sack(&self.sack_reported);
         }
-        self.pending.push_back(h);
+        self.push_ack(h);
     }
 
     /// The SACK blocks for an ACK (RFC 2018 §4): first the block holding the segment that
@@ -283,9 +320,26 @@ mod tests {
 
     #[test]
     fn a_segment_and_its_ack_touch_two_lines() {
-        assert_eq!(offset_of!(TcpReceiver, pending), 64);
-        assert!(offset_of!(TcpReceiver, sack) < 128);
-        assert_eq!(offset_of!(TcpReceiver, mss), 128);
-        assert_eq!(size_of::<TcpReceiver>(), 3 * 64);
+        assert_eq!(offset_of!(TcpReceiver, next_ack), 64);
+        assert_eq!(size_of::<Option<TcpHeader>>(), 40);
+        assert!(offset_of!(TcpReceiver, more_acks) < 128);
+        assert_eq!(offset_of!(TcpReceiver, later_acks), 128);
+        assert_eq!(size_of::<TcpReceiver>(), 4 * 64);
+    }
+
+    #[test]
+    fn acks_decided_before_a_poll_come_out_in_order() {
+        let mut rx = TcpReceiver::new(&TcpConfig::default(), None);
+        let seg = |seq: u64| TcpHeader { seq, payload_bytes: 1000, ..TcpHeader::default() };
+        // In order, a hole, a duplicate: three ACKs decided before any is polled.
+        for s in [0, 2000, 0] {
+            rx.handle_segment(SimTime::ZERO, &seg(s), None, 1040);
+        }
+        let acks: Vec<u64> = std::iter::from_fn(|| rx.poll_transmit(SimTime::ZERO)).map(|h| h.ack).collect();
+        assert_eq!(acks, [1000, 1000, 1000]);
+        rx.handle_segment(SimTime::ZERO, &seg(1000), None, 1040);
+        rx.handle_segment(SimTime::ZERO, &seg(3000), None, 1040);
+        let acks: Vec<u64> = std::iter::from_fn(|| rx.poll_transmit(SimTime::ZERO)).map(|h| h.ack).collect();
+        assert_eq!(acks, [3000, 4000]);
     }
 }
