@@ -40,8 +40,9 @@ pub struct WiredDir {
     /// Its only input, when it has one and the world's cut-through covers both
     /// (`net/cut.rs`), else `u32::MAX` (`MANY_INPUTS` there); the world sets it.
     pub sole_input: u32,
-    /// It is some direction's only input (the world sets it too).
-    pub feeds_alone: bool,
+    /// Some direction after it takes its packets before they land: it is that
+    /// direction's only input, or one of a merge's inputs (the world sets it too).
+    pub feeds_ahead: bool,
     /// Where the packet the last `enqueue` put on the wire is, for captures.
     last_wire: LastWire,
     /// Accepted and not yet arrived (waiting or on the wire), in arrival order; the
@@ -95,7 +96,7 @@ impl WiredDir {
         WiredDir {
             to_node,
             sole_input: u32::MAX,
-            feeds_alone: false,
+            feeds_ahead: false,
             rate_bps,
             delay,
             limit,
@@ -378,7 +379,7 @@ mod tests {
         let wake = [end(&w.to_node), end(&w.pipe), end(&w.held_drops), end(&w.limit)];
         assert!(wake.into_iter().all(|e| line(e) < 2));
         let enqueue = [
-            end(&w.feeds_alone),
+            end(&w.feeds_ahead),
             end(&w.last_wire),
             end(&w.last_size),
             end(&w.waiting),

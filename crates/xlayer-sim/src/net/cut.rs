@@ -84,18 +84,19 @@ impl Ord for LaterCapture {
 }
 
 impl World {
-    /// Find each wired direction's only input, from the routes of every flow (data one
-    /// way, acknowledgements the other). Done once, before the first event.
+    /// Find each wired direction's inputs, from the routes of every flow (data one way,
+    /// acknowledgements the other): a direction with one wired input takes its packets by
+    /// cut-through, one with several by a merge (`net/merge.rs`). Done once, before the
+    /// first event.
     pub(crate) fn plan_cut_through(&mut self) {
-        const NONE: u32 = u32::MAX - 1;
-        let mut input = vec![NONE; self.links.len()];
+        // Each direction's inputs, sorted; `MANY_INPUTS` stands for an endpoint at its near end.
+        let mut inputs = vec![Vec::new(); self.links.len()];
         if self.groups.all.is_empty() {
             let mut walk = |from: u32, to: u32| {
                 let (mut node, mut prev) = (from, MANY_INPUTS);
                 while node != to {
                     let hop = self.routes.next_hop(node, to);
-                    let slot = &mut input[hop.link as usize];
-                    *slot = if *slot == NONE || *slot == prev { prev } else { MANY_INPUTS };
+                    inputs[hop.link as usize].push(prev);
                     (node, prev) = (hop.next, hop.link);
                 }
             };
@@ -106,14 +107,18 @@ impl World {
                 }
             }
         }
+        for i in &mut inputs {
+            i.sort_unstable();
+            i.dedup();
+        }
         let wired: Vec<bool> = self.links.iter().map(|l| matches!(l.model, AnyLink::Wired(_))).collect();
-        for (b, &a) in input.iter().enumerate() {
+        for (b, from) in inputs.iter().enumerate() {
             let AnyLink::Wired(w) = &mut self.links[b].model else { continue };
-            let alone = a < NONE && wired[a as usize];
-            w.sole_input = if alone { a } else { MANY_INPUTS };
+            let alone = matches!(from[..], [a] if a != MANY_INPUTS && wired[a as usize]);
+            w.sole_input = if alone { from[0] } else { MANY_INPUTS };
             if alone {
-                let AnyLink::Wired(w) = &mut self.links[a as usize].model else { unreachable!("wired") };
-                w.feeds_alone = true;
+                let AnyLink::Wired(w) = &mut self.links[from[0] as usize].model else { unreachable!("wired") };
+                w.feeds_ahead = true;
             }
         }
         self.cut_planned = true;
@@ -124,24 +129,22 @@ impl World {
     pub fn hop_by_hop(&mut self) {
         for l in &mut self.links {
             if let AnyLink::Wired(w) = &mut l.model {
-                (w.sole_input, w.feeds_alone) = (MANY_INPUTS, false);
+                (w.sole_input, w.feeds_ahead) = (MANY_INPUTS, false);
             }
         }
         self.cut_planned = true;
     }
 
-    /// A packet (`h`, for node `dst`) enters `link` (a wired direction that is some
-    /// direction's only input) now: hand it on from direction to direction while the
-    /// next one has no other input.
-    pub(crate) fn cut_through(&mut self, mut link: u32, h: Handle, dst: u32) {
-        let now = self.now;
-        let mut arrival = now;
+    /// A packet (`h`, for node `dst`) reaching `link` at `arrival` is handed to it at
+    /// `now` (not after `arrival`): hand it on from direction to direction while the next
+    /// one has no other input. `link` is some direction's only input.
+    pub(crate) fn cut_through(&mut self, mut link: u32, h: Handle, dst: u32, now: SimTime, mut arrival: SimTime) {
         loop {
             let AnyLink::Wired(w) = &self.links[link as usize].model else {
                 unreachable!("only wired directions feed alone")
             };
             let node = w.to_node;
-            let next = (w.feeds_alone && node != dst)
+            let next = (w.feeds_ahead && node != dst)
                 .then(|| self.routes.next_hop(node, dst).link)
                 .filter(|&b| matches!(&self.links[b as usize].model, AnyLink::Wired(b) if b.sole_input == link));
             let AnyLink::Wired(w) = &mut self.links[link as usize].model else { unreachable!() };
