@@ -102,6 +102,9 @@ impl<E: Copy> Default for EventQueue<E> {
     }
 }
 
+/// The sequence bit of `push_last`'s entries (sequences stay far below it).
+const LAST: u64 = 1 << 63;
+
 fn key(time: SimTime, seq: u64) -> u128 {
     (time.0 as u128) << 64 | seq as u128
 }
@@ -110,6 +113,17 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, lane: Lane, time: SimTime, event: E) {
         let entry = Entry { key: key(time, self.next_seq), event };
+        self.next_seq += 1;
+        match lane {
+            Lane::Packets => self.packets.push(entry),
+            Lane::Timers => self.timers.push(entry),
+        }
+    }
+
+    /// Like `push`, but after every event at `time` that `push` queues, whenever it does:
+    /// for what only reads the state an instant leaves (the time-series samples).
+    pub fn push_last(&mut self, lane: Lane, time: SimTime, event: E) {
+        let entry = Entry { key: key(time, self.next_seq | LAST), event };
         self.next_seq += 1;
         match lane {
             Lane::Packets => self.packets.push(entry),
@@ -154,6 +168,21 @@ mod tests {
         }
         assert_eq!(out, vec!['a', 'b', 'c']);
         assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn an_event_pushed_last_fires_after_its_instant_s_others_pushed_later() {
+        let mut q = EventQueue::default();
+        q.push_last(Lane::Timers, SimTime(5), 's');
+        q.push(Lane::Packets, SimTime(5), 'a');
+        q.push_last(Lane::Timers, SimTime(5), 't');
+        q.push(Lane::Timers, SimTime(5), 'b');
+        q.push(Lane::Packets, SimTime(6), 'c');
+        let mut out = vec![];
+        while let Some((_, e)) = q.pop_until(SimTime(6)) {
+            out.push(e);
+        }
+        assert_eq!(out, vec!['a', 'b', 's', 't', 'c']);
     }
 
     #[test]

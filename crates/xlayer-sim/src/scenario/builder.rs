@@ -188,7 +188,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         }
     }
     if series_interval.is_some() {
-        world.queue.push(Lane::Timers, SimTime::ZERO, Event::Sample);
+        world.queue.push_last(Lane::Timers, SimTime::ZERO, Event::Sample);
     }
     if let Some(w) = s.output.warmup.map(|d| SimTime::ZERO + d.0).filter(|&t| t > SimTime::ZERO) {
         world.queue.push(Lane::Timers, w, Event::Warmup);

@@ -49,7 +49,7 @@ impl World {
             cold.bytes_since_sample = 0;
         }
         if self.now + interval <= self.end {
-            self.queue.push(Lane::Timers, self.now + interval, Event::Sample);
+            self.queue.push_last(Lane::Timers, self.now + interval, Event::Sample);
         }
     }
 }
