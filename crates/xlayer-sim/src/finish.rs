@@ -39,6 +39,8 @@ impl World {
         if let Some(s) = self.stall() {
             return Err(FinishError::Stalled(s.clone()));
         }
+        // What reached a merge's link by the end has been decided there.
+        self.flush_merges(self.end);
         // Held captures stamped after the end never reached their link.
         self.flush_captures(self.end);
         for c in std::mem::take(&mut self.captures) {
@@ -60,6 +62,9 @@ impl World {
         for l in &mut self.links {
             l.model.close(self.end);
             l.model.for_each_held(&self.packets, &mut count);
+        }
+        for m in &self.merges {
+            m.for_each_held(&self.packets, &mut count);
         }
         let c = self.conservation;
         if !c.holds() {

@@ -10,7 +10,7 @@ use crate::engine::watchdog::Watchdog;
 use crate::engine::{EventQueue, Fingerprint, Lane};
 use crate::host::{EndpointRt, FlowRt};
 use crate::link::PacketStore;
-use crate::net::{Groups, LaterCapture, LinkCold, LinkRt, NodeRt, Routes};
+use crate::net::{Groups, LaterCapture, LinkCold, LinkRt, Merge, NodeRt, Routes};
 use crate::stats::{Conservation, SeriesLog};
 use crate::trace::pcap::PcapWriter;
 use std::cmp::Reverse;
@@ -24,6 +24,10 @@ pub(crate) enum Event {
     /// an ARQ timer, ...).
     LinkWake {
         link: u32,
+    },
+    /// A merge's earliest packet is due at its link (`net/merge.rs`).
+    Merge {
+        merge: u32,
     },
     /// An endpoint asked to be woken (RTO, delayed ACK, next CBR packet).
     Wake {
@@ -82,6 +86,12 @@ pub struct World {
     pub(crate) captures_held: u64,
     /// Each link's only input is known (`net/cut.rs`); flows added since clear it.
     pub(crate) cut_planned: bool,
+    /// The directions fed by several others (`net/merge.rs`), and each direction's merge
+    /// (`NO_MERGE`: none), indexed like `links`.
+    pub(crate) merges: Vec<Merge>,
+    pub(crate) merge_of: Vec<u32>,
+    /// How long after its stamp a capture may still be decided (`World::capture_due`).
+    pub(crate) capture_lag: SimDur,
     pub(crate) capture_error: Option<std::io::Error>,
     pub(crate) next_uid: u64,
     pub(crate) record_flows: bool,
@@ -152,6 +162,7 @@ impl World {
             self.note(&ev);
             match ev {
                 Event::LinkWake { link } => self.wake_link(link),
+                Event::Merge { merge } => self.wake_merge(merge),
                 Event::Wake { endpoint } => {
                     let e = &mut self.endpoints[endpoint as usize];
                     if e.wake == t {
@@ -184,6 +195,10 @@ impl World {
             Event::LinkWake { link } => {
                 let l = &self.links[link as usize];
                 ("link_wake", l.fingerprint_id, link, l.model.next_packet_uid(&self.packets))
+            }
+            Event::Merge { merge } => {
+                let (id, link, uid) = self.merge_fingerprint(merge);
+                ("merge", id, link, uid)
             }
             Event::Wake { endpoint } => ("wake", self.endpoints[endpoint as usize].fingerprint_id, endpoint, 0),
             Event::Start { flow } => ("start", 5 | (flow as u64) << 8, flow, 0),

@@ -104,6 +104,7 @@ impl World {
     pub(crate) fn storm(&mut self, ev: &Event) -> bool {
         let c = match *ev {
             Event::LinkWake { link } => Component::Link(link),
+            Event::Merge { merge } => Component::Link(self.merges[merge as usize].link),
             Event::Wake { endpoint } => Component::Endpoint(endpoint),
             Event::Start { flow } | Event::Stop { flow } => Component::Flow(flow),
             Event::Join { group, .. } | Event::Leave { group, .. } => Component::Group(group),

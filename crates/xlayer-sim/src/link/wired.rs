@@ -311,6 +311,28 @@ impl WiredDir {
         }
     }
 
+    /// A copy of the queue and the line with packets reaching the input at `arrivals`
+    /// (in order, none before one accepted already) accepted as they will be: what a
+    /// merge's arrivals up to now change, read before they are handed over
+    /// (`net/merge.rs`). The loss is left out: a packet lost on the wire takes its turn in
+    /// the queue and on the line all the same.
+    pub fn with_arrivals(&self, arrivals: impl Iterator<Item = (SimTime, u32)>) -> WiredDir {
+        let mut w = WiredDir {
+            waiting: self.waiting.clone(),
+            waiting_bytes: self.waiting_bytes,
+            busy_until: self.busy_until,
+            last_size: self.last_size,
+            last_transmission: self.last_transmission,
+            tx_packets: self.tx_packets,
+            tx_bytes: self.tx_bytes,
+            ..WiredDir::new(self.to_node, self.rate_bps, self.delay, self.limit)
+        };
+        for (arrival, size) in arrivals {
+            let _ = w.admit(arrival, arrival, size);
+        }
+        w
+    }
+
     /// Settling first: every later call settles at a later instant anyway, and the
     /// started packets are then counted once instead of at every sample too.
     pub fn queue(&mut self, now: SimTime) -> (u64, u64) {

@@ -9,6 +9,10 @@
 //! node between them is never queued. On a dumbbell this removes the hop after the
 //! bottleneck on both the data and the ACK path (one host per access link).
 //!
+//! A direction with several wired inputs takes them through a merge (`net/merge.rs`),
+//! which the same walk feeds: a direction that feeds ahead passes its packet on, into
+//! the next direction if it is its only input, else into the next direction's merge.
+//!
 //! The flow and link tables are those of hop-by-hop forwarding: what was observable at
 //! the skipped node stays where it was in time (`WiredDir` reports B's drops at the
 //! arrival and leaves early packets out of its sampled queue and counters; A's bytes
@@ -16,6 +20,7 @@
 //! counts and fingerprints differ from hop-by-hop forwarding, and events at one instant
 //! may be handled in another order (a landing's event is queued earlier).
 
+use super::merge::NO_MERGE;
 use crate::link::{AnyLink, Handle};
 use crate::world::World;
 use std::cmp::Reverse;
@@ -56,6 +61,14 @@ impl LaterBytes {
         }
         bytes
     }
+}
+
+/// Where a packet goes after a direction that feeds ahead: into the next direction,
+/// whose only input that is, or into merge `m` (`NO_MERGE`: it lands here).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ahead {
+    Alone(u32),
+    Merge(u32),
 }
 
 /// A captured packet stamped later than now, written once the clock reaches its stamp.
@@ -121,6 +134,7 @@ impl World {
                 w.feeds_ahead = true;
             }
         }
+        self.plan_merges(&inputs);
         self.cut_planned = true;
     }
 
@@ -132,6 +146,7 @@ impl World {
                 (w.sole_input, w.feeds_ahead) = (MANY_INPUTS, false);
             }
         }
+        self.plan_merges(&vec![Vec::new(); self.links.len()]);
         self.cut_planned = true;
     }
 
@@ -141,17 +156,23 @@ impl World {
     pub(crate) fn cut_through(&mut self, mut link: u32, h: Handle, dst: u32, now: SimTime, mut arrival: SimTime) {
         loop {
             let AnyLink::Wired(w) = &self.links[link as usize].model else {
-                unreachable!("only wired directions feed alone")
+                unreachable!("only wired directions feed ahead")
             };
             let node = w.to_node;
-            let next = (w.feeds_ahead && node != dst)
-                .then(|| self.routes.next_hop(node, dst).link)
-                .filter(|&b| matches!(&self.links[b as usize].model, AnyLink::Wired(b) if b.sole_input == link));
+            let ahead = if w.feeds_ahead && node != dst {
+                let b = self.routes.next_hop(node, dst).link;
+                match &self.links[b as usize].model {
+                    AnyLink::Wired(w) if w.sole_input == link => Ahead::Alone(b),
+                    _ => Ahead::Merge(self.merge_of[b as usize]),
+                }
+            } else {
+                Ahead::Merge(NO_MERGE)
+            };
             let AnyLink::Wired(w) = &mut self.links[link as usize].model else { unreachable!() };
-            let Some(next) = next else {
+            if ahead == Ahead::Merge(NO_MERGE) {
                 let enqueued = w.enqueue_at(now, arrival, h, &mut self.packets);
                 return self.after_enqueue(link, arrival, enqueued);
-            };
+            }
             match w.pass(now, arrival, h, &mut self.packets) {
                 Some(landing) => {
                     if let Some(interval) = self.series_interval {
@@ -161,7 +182,10 @@ impl World {
                         let pkt = self.packets.get(h).clone();
                         self.capture(c, arrival, &pkt);
                     }
-                    (link, arrival) = (next, landing);
+                    match ahead {
+                        Ahead::Alone(next) => (link, arrival) = (next, landing),
+                        Ahead::Merge(m) => return self.merge_in(m, landing, h, dst),
+                    }
                 }
                 None => {
                     if let Some(c) = self.capture_of(link) {
@@ -171,7 +195,7 @@ impl World {
                         }
                     }
                     if arrival == now {
-                        self.drain_link(link, true);
+                        self.drain_arrival(link, arrival);
                     }
                     return self.rearm_link(link);
                 }
@@ -189,9 +213,17 @@ impl World {
         self.link_cold[link as usize].capture
     }
 
-    /// Write a captured packet stamped `at`: now, or once the clock reaches `at`.
+    /// Whether a capture stamped `at` can be written now: no packet decided later will
+    /// be stamped earlier. A merge decides up to `capture_lag` after the stamp
+    /// (`net/merge.rs`), so with merges every capture waits that long.
+    #[inline]
+    pub(crate) fn capture_due(&self, at: SimTime) -> bool {
+        at + self.capture_lag <= self.now
+    }
+
+    /// Write a captured packet stamped `at`: now, or once no earlier one can come.
     pub(crate) fn capture(&mut self, capture: usize, at: SimTime, pkt: &Packet) {
-        if at > self.now {
+        if !self.capture_due(at) {
             let order = self.captures_held;
             self.captures_held += 1;
             self.captures_later.push(Reverse(LaterCapture { at, order, capture, pkt: pkt.clone() }));

@@ -1,0 +1,227 @@
+//! Merges: a wired direction fed by several wired directions takes their packets in
+//! batches, without an event at the node between, by conservative lookahead.
+//!
+//! The cut-through (`net/cut.rs`) covers a direction with one input. A direction B with
+//! several (a bottleneck after its access links, a router's uplink after its hosts' links)
+//! must see its inputs' packets in the order they reach it, which no single input knows;
+//! hop-by-hop forwarding gets that order from one event per landing at the node before B.
+//! A merge gets it from two bounds instead, the conservative lookahead of Chandy and
+//! Misra ("Distributed simulation: a case study in design and verification of
+//! distributed programs", IEEE Trans. Softw. Eng. 5(5), 1979), here within one process:
+//!
+//! - **Horizon.** Every input is a FIFO wired direction, told of a packet no later than
+//!   the packet reaches it, so a packet still unknown at `now` reaches B no earlier than
+//!   `now` plus the least of the inputs' delays: every arrival up to that horizon is
+//!   already in the merge's inbox. (An input that is itself a merge is told of a packet up
+//!   to its own lateness after the packet reaches it, so it counts with no lead.)
+//! - **Lateness.** What B decides for a packet (queue, line, loss) changes nothing anyone
+//!   can see before the packet lands at B's far end, at least B's delay after it reached
+//!   B, but for what the world records: the sampler and the warm-up's end read a copy of
+//!   B with the arrivals up to their instant accepted (so the events stay the same
+//!   whatever is recorded), the run's end hands them over, a drop decided late for an
+//!   arrival by the warm-up's end stays out of the tables (`World::drain_arrival`), and
+//!   captures are written that much later (`World::capture_due`).
+//!
+//! So the inputs pass their packets into B's inbox as they accept them (as the
+//! cut-through passes them on), and one event, at the earliest arrival plus B's delay,
+//! hands B every arrival up to the horizon, in (arrival, order known) order, each as of
+//! its arrival: early ones as the cut-through does, late ones with B's clock at their
+//! arrival. B's drops are reported when they are decided, up to B's delay after the
+//! arrival, before anything reads them. Tables, series, captures and conservation are
+//! those of hop-by-hop forwarding (`tests/cut_through.rs`); event counts and
+//! fingerprints are not, and packets reaching B at one instant from two inputs are taken
+//! in the order they became known.
+
+use crate::engine::Lane;
+use crate::link::{AnyLink, Handle, PacketStore, WiredDir};
+use crate::world::{Event, World};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use xlayer_proto::{Packet, SimDur, SimTime};
+
+/// `World::merge_of` of a direction that is no merge.
+pub(crate) const NO_MERGE: u32 = u32::MAX;
+
+/// A merge's fingerprint tag (links' families use 1 and 8, endpoints 3 and 4).
+const MERGE_TAG: u64 = 11;
+
+pub(crate) struct Merge {
+    /// The wired direction its inputs feed.
+    pub link: u32,
+    /// Every arrival up to `now + horizon` is in the inbox (module comment).
+    horizon: SimDur,
+    /// How long after its arrival a packet may still be handed to `link`: its delay.
+    pub lateness: SimDur,
+    /// Known arrivals, earliest first.
+    inbox: BinaryHeap<Reverse<Arrival>>,
+    /// Arrivals ever known: the order of arrivals at one instant.
+    known: u64,
+    /// Earliest wake-up already queued (`MAX`: none).
+    wake: SimTime,
+}
+
+/// A packet on its way to a merge: `key` is the arrival in the high half, the order it
+/// became known in the low half.
+struct Arrival {
+    key: u128,
+    h: Handle,
+    dst: u32,
+}
+
+impl Arrival {
+    fn at(&self) -> SimTime {
+        SimTime((self.key >> 64) as u64)
+    }
+}
+
+impl PartialEq for Arrival {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Arrival {}
+impl PartialOrd for Arrival {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Arrival {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+impl Merge {
+    /// Packets known to the merge that have not reached its link.
+    pub fn for_each_held(&self, store: &PacketStore, f: &mut dyn FnMut(&Packet)) {
+        self.inbox.iter().for_each(|Reverse(a)| f(store.get(a.h)));
+    }
+}
+
+impl World {
+    /// Make a merge of every wired direction whose inputs (`inputs[b]`, sorted, from
+    /// `plan_cut_through`) are two or more wired directions and no endpoint, unless
+    /// neither bound gives it any room (no delay at all).
+    pub(crate) fn plan_merges(&mut self, inputs: &[Vec<u32>]) {
+        let delay = |l: &crate::net::LinkRt| match &l.model {
+            AnyLink::Wired(w) => Some(w.delay),
+            _ => None,
+        };
+        let wired: Vec<Option<SimDur>> = self.links.iter().map(delay).collect();
+        let merged = |b: usize| {
+            let from = &inputs[b];
+            wired[b].is_some()
+                && from.len() > 1
+                && from.iter().all(|&a| wired.get(a as usize).is_some_and(Option::is_some))
+        };
+        let is_merge: Vec<bool> = (0..self.links.len()).map(merged).collect();
+        self.merges.clear();
+        self.merge_of = vec![NO_MERGE; self.links.len()];
+        for (b, from) in inputs.iter().enumerate() {
+            let (Some(lateness), true) = (wired[b], is_merge[b]) else { continue };
+            let lead = |&a: &u32| if is_merge[a as usize] { SimDur::ZERO } else { wired[a as usize].expect("wired") };
+            let horizon = from.iter().map(lead).min().expect("inputs");
+            if lateness.0 == 0 && horizon.0 == 0 {
+                continue;
+            }
+            self.merge_of[b] = self.merges.len() as u32;
+            self.merges.push(Merge {
+                link: b as u32,
+                horizon,
+                lateness,
+                inbox: BinaryHeap::new(),
+                known: 0,
+                wake: SimTime::MAX,
+            });
+            for &a in from {
+                let AnyLink::Wired(w) = &mut self.links[a as usize].model else { unreachable!("wired") };
+                w.feeds_ahead = true;
+            }
+        }
+        self.capture_lag = self.merges.iter().map(|m| m.lateness).max().unwrap_or(SimDur::ZERO);
+    }
+
+    /// An input accepted a packet (`h`, for node `dst`) that reaches merge `m` at `arrival`.
+    pub(crate) fn merge_in(&mut self, m: u32, arrival: SimTime, h: Handle, dst: u32) {
+        let now = self.now;
+        let merge = &mut self.merges[m as usize];
+        debug_assert!(arrival >= now + merge.horizon, "an arrival inside the horizon");
+        merge.inbox.push(Reverse(Arrival { key: (arrival.0 as u128) << 64 | merge.known as u128, h, dst }));
+        merge.known += 1;
+        let deadline = arrival + merge.lateness;
+        if deadline < merge.wake {
+            merge.wake = deadline;
+            self.queue.push(Lane::Packets, deadline, Event::Merge { merge: m });
+        }
+    }
+
+    /// Merge `m`'s wake-up: hand its link every arrival up to the horizon.
+    pub(crate) fn wake_merge(&mut self, m: u32) {
+        let merge = &mut self.merges[m as usize];
+        if merge.wake == self.now {
+            merge.wake = SimTime::MAX;
+        }
+        let until = self.now + merge.horizon;
+        self.take_merged(m, until);
+    }
+
+    /// Hand merge `m`'s link its arrivals up to `until` (at most the horizon), each as
+    /// of its arrival, then ask to be woken for the next one's deadline. Whether any was.
+    fn take_merged(&mut self, m: u32, until: SimTime) -> bool {
+        let mut took = false;
+        loop {
+            let merge = &mut self.merges[m as usize];
+            let Some(Reverse(a)) = merge.inbox.peek() else { break };
+            let arrival = a.at();
+            if arrival > until {
+                let deadline = (arrival + merge.lateness).max(self.now);
+                if deadline < merge.wake {
+                    merge.wake = deadline;
+                    self.queue.push(Lane::Packets, deadline, Event::Merge { merge: m });
+                }
+                break;
+            }
+            let Some(Reverse(Arrival { h, dst, .. })) = merge.inbox.pop() else { unreachable!("peeked") };
+            took = true;
+            // Late: the link's clock at the arrival; early: now, as the cut-through does.
+            let link = merge.link;
+            self.cut_through(link, h, dst, arrival.min(self.now), arrival);
+        }
+        took
+    }
+
+    /// Each merge's link as the sampler or the warm-up's end must read it now: a copy
+    /// with the arrivals before now (and at now, with `at_now`) accepted, for each merge
+    /// that holds any. Reading without handing them over keeps the events, and so the
+    /// fingerprint, independent of what is recorded.
+    pub(crate) fn merged_links_now(&self, at_now: bool) -> Vec<(u32, WiredDir)> {
+        let now = self.now;
+        let mut copies = Vec::new();
+        for m in &self.merges {
+            let due = |a: &&Arrival| a.at() < now || (at_now && a.at() == now);
+            let mut due: Vec<&Arrival> = m.inbox.iter().map(|Reverse(a)| a).filter(due).collect();
+            if due.is_empty() {
+                continue;
+            }
+            due.sort_unstable();
+            let AnyLink::Wired(w) = &self.links[m.link as usize].model else { unreachable!("merges are wired") };
+            copies.push((m.link, w.with_arrivals(due.iter().map(|a| (a.at(), a.h.size_bytes)))));
+        }
+        copies
+    }
+
+    /// Hand every merge its arrivals up to the run's end, before the tables read the
+    /// links and the flows' drops. A merge's link can feed another merge, in any order,
+    /// so this repeats until none takes any.
+    pub(crate) fn flush_merges(&mut self, until: SimTime) {
+        while (0..self.merges.len() as u32).fold(false, |took, m| self.take_merged(m, until) | took) {}
+    }
+
+    /// How merge `m`'s wake-up enters the fingerprint: its tag and link, and the uid of
+    /// the earliest packet it holds.
+    pub(crate) fn merge_fingerprint(&self, m: u32) -> (u64, u32, u64) {
+        let merge = &self.merges[m as usize];
+        let uid = merge.inbox.peek().map_or(0, |Reverse(a)| self.packets.get(a.h).uid);
+        (MERGE_TAG | (merge.link as u64) << 8, merge.link, uid)
+    }
+}
