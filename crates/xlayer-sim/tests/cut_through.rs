@@ -310,3 +310,32 @@ fn run_without_ties(toml: &str) -> Option<RunReport> {
     });
     (!tie).then(|| w.finish().expect("finishes"))
 }
+
+/// A hundred flows, each with its own hosts and access links of slightly different rates
+/// and delays, through one bottleneck both ways: merges of a hundred inputs.
+#[test]
+fn a_merge_of_a_hundred_inputs_gives_the_tables_of_hop_by_hop_forwarding() {
+    let mut toml = String::from(
+        "[simulation]\nduration = \"4.0007s\"\n[output]\nseries_interval = \"49999937ns\"\n\
+         [[node]]\nname = \"r0\"\nkind = \"router\"\n[[node]]\nname = \"r1\"\nkind = \"router\"\n\
+         [[link]]\nname = \"bottleneck\"\na = \"r0\"\nb = \"r1\"\nrate = \"20000011bps\"\ndelay = \"25000013ns\"\n\
+         queue = \"60pkt\"\n",
+    );
+    for i in 0..100u64 {
+        let (rate, delay) = (100_000_000 + 1_009 * i + 7, 1_000_000 + 997 * i + 3);
+        toml += &format!(
+            "[[node]]\nname = \"s{i}\"\n[[node]]\nname = \"d{i}\"\n\
+             [[link]]\na = \"s{i}\"\nb = \"r0\"\nrate = \"{rate}bps\"\ndelay = \"{delay}ns\"\n\
+             [[link]]\na = \"r1\"\nb = \"d{i}\"\nrate = \"{}bps\"\ndelay = \"{}ns\"\n\
+             [[flow]]\nname = \"f{i}\"\nprotocol = \"tcp\"\nsrc = \"s{i}\"\ndst = \"d{i}\"\n\
+             start = \"{}ns\"\napp = {{ kind = \"bulk\" }}\n",
+            rate + 503,
+            delay + 211,
+            1_000_003 * i + 17
+        );
+    }
+    let hop = run_without_ties(&toml).expect("no two packets land at one router at one instant");
+    let cut = run(&toml, false, None);
+    assert_same_tables(&cut, &hop);
+    assert!(cut.events * 10 < hop.events * 6, "{} events against {}", cut.events, hop.events);
+}
