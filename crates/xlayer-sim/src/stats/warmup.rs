@@ -61,12 +61,15 @@ impl World {
         // A merge's arrivals before now count before the warm-up's end (`net/merge.rs`):
         // their transmissions here, their drops when they are decided. The warm-up's end
         // comes before the events its instant queues, so arrivals at now count after it.
-        let mut merged = self.merged_links_now(false).into_iter().peekable();
+        let (merged, mut next) = (self.merged_links_now(false), 0);
         for (i, (l, cold)) in self.links.iter().zip(&mut self.link_cold).enumerate() {
             cold.drops = [0; DropCause::COUNT];
-            base.link_tx.push(match merged.next_if(|(link, _)| *link as usize == i) {
-                Some((_, copy)) => copy.metrics(self.now),
-                None => l.model.metrics(self.now),
+            base.link_tx.push(match merged.get(next) {
+                Some((link, copy)) if *link as usize == i => {
+                    next += 1;
+                    copy.metrics(self.now)
+                }
+                _ => l.model.metrics(self.now),
             });
         }
         self.warmup_base = Some(base);
