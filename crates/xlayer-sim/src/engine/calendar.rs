@@ -442,6 +442,12 @@ mod tests {
     const SPREAD: [u64; 5] = [1, 1_500, 60_000, 400_000, 40_000_000];
 
     proptest! {
+        // A fixed generator seed: a test run must not fail on a case nobody has seen
+        // (`PROPTEST_RNG_SEED` does not override it; change it here to draw others).
+        #![proptest_config(ProptestConfig {
+            rng_seed: proptest::test_runner::RngSeed::Fixed(1),
+            ..ProptestConfig::default()
+        })]
         /// Bursts of out-of-order pushes (many past `WALK` into one bucket, so the bucket
         /// is indexed), runs of pops that leave indexes naming popped entries, bursts
         /// into the same buckets again, ring turns and entries beyond the ring: the pops

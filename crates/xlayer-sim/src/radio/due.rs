@@ -156,6 +156,12 @@ mod tests {
     use std::collections::BTreeSet;
 
     proptest! {
+        // A fixed generator seed: a test run must not fail on a case nobody has seen
+        // (`PROPTEST_RNG_SEED` does not override it; change it here to draw others).
+        #![proptest_config(ProptestConfig {
+            rng_seed: proptest::test_runner::RngSeed::Fixed(1),
+            ..ProptestConfig::default()
+        })]
         /// Any sequence of moves leaves the heap holding exactly what an ordered set of
         /// (instant, mobile) holds: the same first entry, the same entries due by any
         /// instant, every mobile's place where its key is.
