@@ -121,14 +121,13 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Like `push`, but after every event at `time` that `push` queues, whenever it does:
-    /// for what only reads the state an instant leaves (the time-series samples).
+    /// for what only reads the state an instant leaves (the time-series samples). It is
+    /// `push` with the sequence marked, so that `push` itself stays as it was.
     pub fn push_last(&mut self, lane: Lane, time: SimTime, event: E) {
-        let entry = Entry { key: key(time, self.next_seq | LAST), event };
-        self.next_seq += 1;
-        match lane {
-            Lane::Packets => self.packets.push(entry),
-            Lane::Timers => self.timers.push(entry),
-        }
+        let seq = self.next_seq;
+        self.next_seq |= LAST;
+        self.push(lane, time, event);
+        self.next_seq = seq + 1;
     }
 
     /// The earliest event of either lane if it is due at or before `limit`.

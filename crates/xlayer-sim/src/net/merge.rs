@@ -110,26 +110,41 @@ impl Inbox {
         }
     }
 
-    /// The earliest known arrival.
-    fn first(&self) -> Option<&Arrival> {
+    /// The earliest known arrival, and whether the ring holds it.
+    fn first(&self) -> Option<(&Arrival, bool)> {
         match (self.in_order.front(), self.out_of_order.peek()) {
-            (Some(a), Some(Reverse(b))) => Some(if b.key < a.key { b } else { a }),
-            (a, b) => a.or(b.map(|Reverse(b)| b)),
+            (Some(a), Some(Reverse(b))) if b.key < a.key => Some((b, false)),
+            (Some(a), _) => Some((a, true)),
+            (None, b) => b.map(|Reverse(b)| (b, false)),
         }
     }
 
-    /// Take the earliest known arrival (there is one: `first` said so).
-    fn pop(&mut self) -> Arrival {
-        let ring_first = match (self.in_order.front(), self.out_of_order.peek()) {
-            (Some(a), Some(Reverse(b))) => a.key < b.key,
-            (a, _) => a.is_some(),
-        };
-        let popped = if ring_first { self.in_order.pop_front() } else { self.out_of_order.pop().map(|Reverse(b)| b) };
-        popped.expect("an arrival is known")
+    /// Take the earliest known arrival if it reaches the link by `until`.
+    fn pop_until(&mut self, until: SimTime) -> Option<Arrival> {
+        match self.first()? {
+            (a, _) if a.at() > until => None,
+            (_, true) => self.in_order.pop_front(),
+            (_, false) => self.out_of_order.pop().map(|Reverse(b)| b),
+        }
     }
 
     fn iter(&self) -> impl Iterator<Item = &Arrival> {
         self.in_order.iter().chain(self.out_of_order.iter().map(|Reverse(b)| b))
+    }
+}
+
+/// Copies of merges' directions (`World::merged_links_now`), by ascending link.
+pub(crate) struct MergedCopies {
+    copies: Vec<(u32, WiredDir)>,
+    next: usize,
+}
+
+impl MergedCopies {
+    /// The copy of direction `link`, if it has one; asked for in ascending link order.
+    pub fn of(&mut self, link: usize) -> Option<&mut WiredDir> {
+        let (_, copy) = self.copies.get_mut(self.next).filter(|(l, _)| *l as usize == link)?;
+        self.next += 1;
+        Some(copy)
     }
 }
 
@@ -197,7 +212,9 @@ impl World {
         }
     }
 
-    /// Merge `m`'s wake-up: hand its link every arrival up to the horizon.
+    /// Merge `m`'s wake-up: hand its link every arrival up to the horizon. Out of the
+    /// event loop: it comes once a batch, and inlined it moved the loop's registers.
+    #[inline(never)]
     pub(crate) fn wake_merge(&mut self, m: u32) {
         let merge = &mut self.merges[m as usize];
         if merge.wake == self.now {
@@ -213,21 +230,19 @@ impl World {
         let mut took = false;
         loop {
             let merge = &mut self.merges[m as usize];
-            let Some(a) = merge.inbox.first() else { break };
-            let arrival = a.at();
-            if arrival > until {
-                let deadline = (arrival + merge.lateness).max(self.now);
-                if deadline < merge.wake {
-                    merge.wake = deadline;
-                    self.queue.push(Lane::Packets, deadline, Event::Merge { merge: m });
-                }
-                break;
-            }
-            let Arrival { h, dst, .. } = merge.inbox.pop();
+            let Some(a) = merge.inbox.pop_until(until) else { break };
             took = true;
             // Late: the link's clock at the arrival; early: now, as the cut-through does.
-            let link = merge.link;
-            self.cut_through(link, h, dst, arrival.min(self.now), arrival);
+            let (link, arrival) = (merge.link, a.at());
+            self.cut_through(link, a.h, a.dst, arrival.min(self.now), arrival);
+        }
+        let merge = &mut self.merges[m as usize];
+        if let Some((a, _)) = merge.inbox.first() {
+            let deadline = (a.at() + merge.lateness).max(self.now);
+            if deadline < merge.wake {
+                merge.wake = deadline;
+                self.queue.push(Lane::Packets, deadline, Event::Merge { merge: m });
+            }
         }
         took
     }
@@ -236,7 +251,7 @@ impl World {
     /// with the arrivals before now (and at now, with `at_now`) accepted, for each merge
     /// that holds any. Reading without handing them over keeps the events, and so the
     /// fingerprint, independent of what is recorded.
-    pub(crate) fn merged_links_now(&self, at_now: bool) -> Vec<(u32, WiredDir)> {
+    pub(crate) fn merged_links_now(&self, at_now: bool) -> MergedCopies {
         let now = self.now;
         let mut copies = Vec::new();
         for m in &self.merges {
@@ -249,7 +264,7 @@ impl World {
             let AnyLink::Wired(w) = &self.links[m.link as usize].model else { unreachable!("merges are wired") };
             copies.push((m.link, w.with_arrivals(due.iter().map(|a| (a.at(), a.h.size_bytes)))));
         }
-        copies
+        MergedCopies { copies, next: 0 }
     }
 
     /// Hand every merge its arrivals up to the run's end, before the tables read the
@@ -263,7 +278,7 @@ impl World {
     /// the earliest packet it holds.
     pub(crate) fn merge_fingerprint(&self, m: u32) -> (u64, u32, u64) {
         let merge = &self.merges[m as usize];
-        let uid = merge.inbox.first().map_or(0, |a| self.packets.get(a.h).uid);
+        let uid = merge.inbox.first().map_or(0, |(a, _)| self.packets.get(a.h).uid);
         (MERGE_TAG | (merge.link as u64) << 8, merge.link, uid)
     }
 }

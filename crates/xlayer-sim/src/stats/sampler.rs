@@ -30,16 +30,13 @@ impl World {
         }
         let base = self.flows.len();
         // A sample comes after its instant's events (`EventQueue::push_last`).
-        let (mut merged, mut next) = (self.merged_links_now(true), 0);
+        let mut merged = self.merged_links_now(true);
         for (i, (l, cold)) in self.links.iter_mut().zip(&mut self.link_cold).enumerate() {
             cold.bytes_since_sample += cold.landed_later.take_until(self.now);
             let mut w = self.series.entity(base + i);
-            let (packets, bytes) = match merged.get_mut(next) {
-                Some((link, copy)) if *link as usize == i => {
-                    next += 1;
-                    copy.queue(self.now)
-                }
-                _ => l.model.queue(self.now),
+            let (packets, bytes) = match merged.of(i) {
+                Some(copy) => copy.queue(self.now),
+                None => l.model.queue(self.now),
             };
             let bps = count_f64(cold.bytes_since_sample) * 8.0 / seconds;
             w.push_all(

@@ -61,15 +61,12 @@ impl World {
         // A merge's arrivals before now count before the warm-up's end (`net/merge.rs`):
         // their transmissions here, their drops when they are decided. The warm-up's end
         // comes before the events its instant queues, so arrivals at now count after it.
-        let (merged, mut next) = (self.merged_links_now(false), 0);
+        let mut merged = self.merged_links_now(false);
         for (i, (l, cold)) in self.links.iter().zip(&mut self.link_cold).enumerate() {
             cold.drops = [0; DropCause::COUNT];
-            base.link_tx.push(match merged.get(next) {
-                Some((link, copy)) if *link as usize == i => {
-                    next += 1;
-                    copy.metrics(self.now)
-                }
-                _ => l.model.metrics(self.now),
+            base.link_tx.push(match merged.of(i) {
+                Some(copy) => copy.metrics(self.now),
+                None => l.model.metrics(self.now),
             });
         }
         self.warmup_base = Some(base);
