@@ -152,7 +152,8 @@ impl World {
 
     /// A packet (`h`, for node `dst`) reaching `link` at `arrival` is handed to it at
     /// `now` (not after `arrival`): hand it on from direction to direction while the next
-    /// one has no other input. `link` is some direction's only input.
+    /// one has no other input, or into the merge of one that has several. `link` feeds
+    /// ahead (`WiredDir::feeds_ahead`), or is a merge's direction taking its arrivals.
     pub(crate) fn cut_through(&mut self, mut link: u32, h: Handle, dst: u32, now: SimTime, mut arrival: SimTime) {
         loop {
             let AnyLink::Wired(w) = &self.links[link as usize].model else {
