@@ -154,6 +154,7 @@ impl World {
     }
 
     /// A packet (in the store) for an endpoint at `node` arrived there.
+    #[inline(always)]
     pub(crate) fn deliver(&mut self, node: u32, h: Handle) {
         let pkt = self.packets.get(h);
         let f = &self.flows[pkt.flow.0 as usize];
@@ -186,11 +187,17 @@ impl World {
             }
         }
         self.packets.free(h);
-        self.drive(endpoint);
+        self.drive_here(endpoint);
     }
 
     /// Let an endpoint act: fire a due timeout, send what it wants, re-arm its wake-up.
     pub(crate) fn drive(&mut self, endpoint: u32) {
+        self.drive_here(endpoint)
+    }
+
+    /// `drive`, inlined where a packet was just delivered (every packet's end).
+    #[inline(always)]
+    fn drive_here(&mut self, endpoint: u32) {
         let now = self.now;
         let mut out = std::mem::take(&mut self.outbox);
         let e = &mut self.endpoints[endpoint as usize];

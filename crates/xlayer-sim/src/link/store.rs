@@ -32,7 +32,11 @@ impl PacketStore {
         let size_bytes = pkt.size_bytes;
         let slot = match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = Some(pkt);
+                // A free slot holds `None`: filling it drops nothing (an assignment
+                // would check for a packet to drop).
+                let slot = &mut self.slots[i as usize];
+                debug_assert!(slot.is_none(), "a free slot");
+                slot.get_or_insert(pkt);
                 i
             }
             None => {

@@ -179,7 +179,7 @@ impl WiredDir {
             self.waiting_bytes += size as u64;
         }
         if self.last_size != size {
-            (self.last_size, self.last_transmission) = (size, SimDur::transmission(size as u64, self.rate_bps));
+            self.serialize(size);
         }
         let end = start + self.last_transmission;
         self.busy_until = end;
@@ -192,10 +192,19 @@ impl WiredDir {
         Ok(end + self.delay)
     }
 
+    /// A packet of another size than the last: its serialization time. Kept out of line
+    /// and cold: inlined, the compiler computed its product for every packet at the top
+    /// of the cut-through's walk, whose packet size does not change from hop to hop.
+    #[cold]
+    #[inline(never)]
+    fn serialize(&mut self, size: u32) {
+        (self.last_size, self.last_transmission) = (size, SimDur::transmission(size as u64, self.rate_bps));
+    }
+
     /// `enqueue` for a packet that reaches the input at `arrival` (see the module
     /// comment): into the pipe, or a drop, reported at once or held until `arrival`. The
     /// wake-up asked for is the new earliest deadline, if the packet made one.
-    #[inline]
+    #[inline(always)]
     pub fn enqueue_at(&mut self, now: SimTime, arrival: SimTime, h: Handle, store: &mut PacketStore) -> Enqueued {
         let (pipe_empty, held_empty) = (self.pipe.is_empty(), self.held_drops.is_empty());
         match self.admit(now, arrival, h.size_bytes) {

@@ -127,32 +127,45 @@ impl World {
     }
 
     /// Capture what an enqueue reaching the link at `at` put on the wire, then re-arm
-    /// the link's wake-up or drain its drops.
+    /// the link's wake-up or drain its drops. The captures and the drops are out of
+    /// line, so that what every packet runs is small enough to inline at its callers.
     #[inline]
     fn after_enqueue(&mut self, link: u32, at: SimTime, enqueued: Enqueued) {
-        if let Some(c) = self.capture_of(link) {
-            if !self.capture_due(at) {
-                if let Some(pkt) = self.links[link as usize].model.last_on_wire(&self.packets) {
-                    let pkt = pkt.clone();
-                    self.capture(c, at, &pkt);
-                }
-            } else {
-                self.flush_captures(at);
-                if let Some(Err(e)) =
-                    self.links[link as usize].model.last_on_wire(&self.packets).map(|p| self.captures[c].write(at, p))
-                {
-                    self.capture_error.get_or_insert(e);
-                }
-            }
+        if !self.captures.is_empty() {
+            self.capture_enqueued(link, at);
         }
-        let l = &mut self.links[link as usize];
         match enqueued {
-            Enqueued::Quiet { wake } => arm(&mut self.queue, self.now, link, &mut l.wake, wake),
-            Enqueued::Drain => {
-                self.drain_arrival(link, at);
-                self.rearm_link(link);
+            Enqueued::Quiet { wake } => {
+                let l = &mut self.links[link as usize];
+                arm(&mut self.queue, self.now, link, &mut l.wake, wake)
+            }
+            Enqueued::Drain => self.drain_enqueued(link, at),
+        }
+    }
+
+    #[inline(never)]
+    fn capture_enqueued(&mut self, link: u32, at: SimTime) {
+        let Some(c) = self.capture_of(link) else { return };
+        if !self.capture_due(at) {
+            if let Some(pkt) = self.links[link as usize].model.last_on_wire(&self.packets) {
+                let pkt = pkt.clone();
+                self.capture(c, at, &pkt);
+            }
+        } else {
+            self.flush_captures(at);
+            if let Some(Err(e)) =
+                self.links[link as usize].model.last_on_wire(&self.packets).map(|p| self.captures[c].write(at, p))
+            {
+                self.capture_error.get_or_insert(e);
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn drain_enqueued(&mut self, link: u32, at: SimTime) {
+        self.drain_arrival(link, at);
+        self.rearm_link(link);
     }
 
     /// A link's wake-up: its next wake-up is queued before what it lands travels on.
@@ -226,7 +239,7 @@ impl World {
         arm(&mut self.queue, self.now, link, &mut l.wake, l.model.poll_timeout());
     }
 
-    #[inline]
+    #[inline(always)]
     fn arrive_at(&mut self, node: u32, h: Handle) {
         let dst = self.packets.get(h).dst;
         if dst.is_group() {
