@@ -135,7 +135,7 @@ impl<E: Copy> Calendar<E> {
         self.first = self.first.min(b);
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, b: u64, entry: Entry<E>) {
         let slot = (b % BUCKETS) as usize;
         let node = Node { key: entry.key, event: entry.event, next: NIL };
