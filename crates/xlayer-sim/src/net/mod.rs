@@ -143,6 +143,7 @@ impl World {
         }
     }
 
+    /// Capture what an enqueue put on `link`'s wire (the run captures something).
     #[inline(never)]
     fn capture_enqueued(&mut self, link: u32, at: SimTime) {
         let Some(c) = self.capture_of(link) else { return };
@@ -161,6 +162,7 @@ impl World {
         }
     }
 
+    /// Take the drop an enqueue decided, and re-arm the link.
     #[cold]
     #[inline(never)]
     fn drain_enqueued(&mut self, link: u32, at: SimTime) {
