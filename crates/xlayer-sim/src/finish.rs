@@ -76,8 +76,8 @@ impl World {
         // The packets still held are counted: free them, and the events still queued,
         // before the tables are made, so that the tables' memory comes in their place
         // rather than on top of them (the run's peak is often here).
-        drop(std::mem::take(&mut self.packets));
-        drop(std::mem::take(&mut self.queue));
+        self.packets = Default::default();
+        self.queue = Default::default();
         self.merges = Vec::new();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, in_flight) in per_flow_in_flight.into_iter().enumerate() {

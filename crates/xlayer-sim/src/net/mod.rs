@@ -146,7 +146,7 @@ impl World {
     /// Capture what an enqueue put on `link`'s wire (the run captures something).
     #[inline(never)]
     fn capture_enqueued(&mut self, link: u32, at: SimTime) {
-        let Some(c) = self.capture_of(link) else { return };
+        let Some(c) = self.link_cold[link as usize].capture else { return };
         if !self.capture_due(at) {
             if let Some(pkt) = self.links[link as usize].model.last_on_wire(&self.packets) {
                 let pkt = pkt.clone();
