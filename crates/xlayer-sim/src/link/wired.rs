@@ -21,6 +21,7 @@ use super::model::{Enqueued, LinkMetrics, LinkOutput, Woken};
 use super::store::{Handle, PacketStore};
 use super::DropCause;
 use crate::channel::loss::LossProcess;
+use crate::engine::Ring;
 use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
@@ -47,7 +48,7 @@ pub struct WiredDir {
     last_wire: LastWire,
     /// Accepted and not yet arrived (waiting or on the wire), in arrival order; the
     /// packets are in the world's `PacketStore`.
-    pipe: VecDeque<(SimTime, Handle)>,
+    pipe: Ring<(SimTime, Handle)>,
     /// Drops decided ahead of the packet's arrival, in arrival order, reported when it
     /// arrives. Rare, and leaving from the front a few at a time: a `Vec`, a word smaller
     /// than a ring.
@@ -60,7 +61,7 @@ pub struct WiredDir {
     busy_until: SimTime,
     last_transmission: SimDur,
     /// Accepted packets that have not started yet, in start order.
-    waiting: VecDeque<Waiting>,
+    waiting: Ring<Waiting>,
     pub delay: SimDur,
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -101,9 +102,9 @@ impl WiredDir {
             delay,
             limit,
             loss: None,
-            waiting: VecDeque::new(),
+            waiting: Ring::default(),
             waiting_bytes: 0,
-            pipe: VecDeque::new(),
+            pipe: Ring::default(),
             busy_until: SimTime::ZERO,
             last_size: 0,
             last_transmission: SimDur::ZERO,

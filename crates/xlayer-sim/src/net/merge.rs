@@ -32,11 +32,11 @@
 //! fingerprints are not, and packets reaching B at one instant from two inputs are taken
 //! in the order they became known.
 
-use crate::engine::Lane;
+use crate::engine::{Lane, Ring};
 use crate::link::{AnyLink, Handle, PacketStore, WiredDir};
 use crate::world::{Event, World};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use xlayer_proto::{Packet, SimDur, SimTime};
 
 /// `World::merge_of` of a direction that is no merge.
@@ -62,6 +62,7 @@ pub(crate) struct Merge {
 
 /// A packet on its way to a merge: `key` is the arrival in the high half, the order it
 /// became known in the low half.
+#[derive(Clone, Copy)]
 struct Arrival {
     key: u128,
     h: Handle,
@@ -98,7 +99,7 @@ impl Ord for Arrival {
 /// through all of them (14 levels at 10,000 flows: `docs/performance.md`).
 #[derive(Default)]
 struct Inbox {
-    in_order: VecDeque<Arrival>,
+    in_order: Ring<Arrival>,
     out_of_order: BinaryHeap<Reverse<Arrival>>,
 }
 
