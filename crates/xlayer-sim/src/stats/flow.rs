@@ -74,19 +74,26 @@ impl From<&TxStats> for FlowStats {
 }
 
 impl FlowStats {
+    /// Inlined where a packet is delivered; the delay and jitter, kept with the flow
+    /// table on, out of line.
+    #[inline]
     pub fn on_rx(&mut self, now: SimTime, bytes: u32, sent_at: SimTime, record_delay: bool) {
         self.rx_packets += 1;
         self.rx_bytes += bytes as u64;
         self.first_rx.get_or_insert(now);
         self.last_rx = Some(now);
         if record_delay {
-            let d = (now - sent_at).0;
-            if let Some(prev) = self.last_delay_ns {
-                self.jitter_sum_ns += prev.abs_diff(d) as u128;
-            }
-            self.last_delay_ns = Some(d);
-            self.delay.add(d);
+            self.record_delay((now - sent_at).0);
         }
+    }
+
+    #[inline(never)]
+    fn record_delay(&mut self, d: u64) {
+        if let Some(prev) = self.last_delay_ns {
+            self.jitter_sum_ns += prev.abs_diff(d) as u128;
+        }
+        self.last_delay_ns = Some(d);
+        self.delay.add(d);
     }
 
     /// Add the receiving side of `rx` (a receiver's counters) to these; with one
