@@ -243,6 +243,28 @@ impl Packet {
         }
     }
 
+    /// Whether the packet holds nothing on the heap (no annotations, no SACK blocks, no
+    /// encoded header), so that dropping it frees nothing: most packets. Every field is
+    /// named, so a field added to a packet or its headers must be considered here.
+    pub fn owns_nothing(&self) -> bool {
+        let Packet { uid: _, flow: _, dir: _, src: _, dst: _, size_bytes: _, sent_at: _, class: _, transport, notes } =
+            self;
+        notes.is_none()
+            && match transport {
+                Transport::Tcp(TcpHeader {
+                    seq: _,
+                    ack: _,
+                    window_bytes: _,
+                    flags: _,
+                    payload_bytes: _,
+                    sack_len: _,
+                    sack_blocks,
+                }) => sack_blocks.is_none(),
+                Transport::Udp(UdpHeader { seq: _, payload_bytes: _ }) => true,
+                Transport::Datagram(_) => false,
+            }
+    }
+
     /// Mutable annotations, allocated on first use, and copied first if another copy of
     /// the packet shares them.
     pub fn notes_mut(&mut self) -> &mut Annotations {
@@ -295,6 +317,27 @@ impl LentNotes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Exactly the packets holding an allocation (annotations, SACK blocks, an encoded
+    /// header) own something.
+    #[test]
+    fn a_packet_owns_nothing_unless_it_holds_an_allocation() {
+        let udp = Packet::udp(1, FlowId(0), Addr(0), Addr(1), 100, 1);
+        let tcp = Packet { transport: Transport::Tcp(TcpHeader::default()), ..udp.clone() };
+        assert!(udp.owns_nothing() && tcp.owns_nothing());
+        let mut noted = udp.clone();
+        noted.notes_mut().price = Some(1.0);
+        let mut sack = TcpHeader::default();
+        sack.set_sack(&[SackBlock { left: 1, right: 2 }]);
+        let datagram = Datagram { header: Arc::from(&[1u8, 2][..]), payload_bytes: 2 };
+        for owner in [
+            noted,
+            Packet { transport: Transport::Tcp(sack), ..udp.clone() },
+            Packet { transport: Transport::Datagram(datagram), ..udp },
+        ] {
+            assert!(!owner.owns_nothing(), "{owner:?}");
+        }
+    }
 
     #[test]
     fn packets_without_annotations_stay_small() {

@@ -54,12 +54,19 @@ impl PacketStore {
         self.slots[h.slot as usize].take().expect("a handle is taken once")
     }
 
-    /// Forget the packet (delivered or counted as dropped).
+    /// Forget the packet (delivered or counted as dropped). One that owns nothing
+    /// (`Packet::owns_nothing`: most) is forgotten, which is dropping it without the call
+    /// to its drop glue.
     #[inline]
     pub fn free(&mut self, h: Handle) {
         debug_assert!(self.slots[h.slot as usize].is_some(), "a handle is freed once");
         self.free.push(h.slot);
-        self.slots[h.slot as usize] = None;
+        let slot = &mut self.slots[h.slot as usize];
+        if slot.as_ref().is_some_and(Packet::owns_nothing) {
+            std::mem::forget(slot.take());
+        } else {
+            *slot = None;
+        }
     }
 
     #[inline]
@@ -103,5 +110,19 @@ mod tests {
         s.free(h[2]);
         assert_eq!(s.len(), 4);
         assert_eq!(s.put(pkt(6)), h[2], "a freed slot is reused like a taken one");
+    }
+
+    /// Freeing drops what a packet owns; one that owns nothing is forgotten.
+    #[test]
+    fn freeing_a_packet_releases_what_it_owns() {
+        let notes = std::sync::Arc::new(xlayer_proto::Annotations::default());
+        let mut s = PacketStore::default();
+        let owner = s.put(Packet { notes: Some(notes.clone()), ..pkt(1) });
+        let plain = s.put(pkt(2));
+        assert_eq!(std::sync::Arc::strong_count(&notes), 2);
+        s.free(owner);
+        s.free(plain);
+        assert_eq!(std::sync::Arc::strong_count(&notes), 1, "the annotations were dropped");
+        assert_eq!(s.len(), 0);
     }
 }
