@@ -150,11 +150,14 @@ impl World {
         self.cut_planned = true;
     }
 
-    /// A packet (`h`, for node `dst`) reaching `link` at `arrival` is handed to it at
-    /// `now` (not after `arrival`): hand it on from direction to direction while the next
-    /// one has no other input, or into the merge of one that has several. `link` feeds
-    /// ahead (`WiredDir::feeds_ahead`), or is a merge's direction taking its arrivals.
-    pub(crate) fn cut_through(&mut self, mut link: u32, h: Handle, dst: u32, now: SimTime, mut arrival: SimTime) {
+    /// A packet (`h`, for node `dst`) reaching `link` at `arrival` is handed to it now,
+    /// or at `arrival` if that is earlier (a merge's late arrivals): hand it on from
+    /// direction to direction while the next one has no other input, or into the merge
+    /// of one that has several. `link` feeds ahead (`WiredDir::feeds_ahead`), or is a
+    /// merge's direction taking its arrivals. Six arguments, all in registers: a caller
+    /// that ends with this call can jump to it.
+    pub(crate) fn cut_through(&mut self, mut link: u32, h: Handle, dst: u32, mut arrival: SimTime) {
+        let now = arrival.min(self.now);
         loop {
             let AnyLink::Wired(w) = &self.links[link as usize].model else {
                 unreachable!("only wired directions feed ahead")

@@ -233,9 +233,9 @@ impl World {
             let merge = &mut self.merges[m as usize];
             let Some(a) = merge.inbox.pop_until(until) else { break };
             took = true;
-            // Late: the link's clock at the arrival; early: now, as the cut-through does.
+            // Late: as of its arrival; early: now (the cut-through takes the earlier).
             let (link, arrival) = (merge.link, a.at());
-            self.cut_through(link, a.h, a.dst, arrival.min(self.now), arrival);
+            self.cut_through(link, a.h, a.dst, arrival);
         }
         let merge = &mut self.merges[m as usize];
         if let Some((a, _)) = merge.inbox.first() {

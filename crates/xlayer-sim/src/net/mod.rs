@@ -118,9 +118,7 @@ impl World {
     /// Hand a packet to a link, capture what it put on the wire, and take what came out.
     fn send_on(&mut self, link: u32, h: Handle, dst: Addr, to: NextHop<'_>) {
         let enqueued = match &mut self.links[link as usize].model {
-            AnyLink::Wired(w) if w.feeds_ahead && !dst.is_group() => {
-                return self.cut_through(link, h, dst.0, self.now, self.now)
-            }
+            AnyLink::Wired(w) if w.feeds_ahead && !dst.is_group() => return self.cut_through(link, h, dst.0, self.now),
             model => model.enqueue(self.now, h, to, &mut self.packets),
         };
         self.after_enqueue(link, self.now, enqueued);
