@@ -134,11 +134,13 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
         let (packets, timers) = (self.packets.top(), self.timers.top());
-        let first = packets.min(timers);
-        if first == u128::MAX || (first >> 64) as u64 > limit.0 {
+        // One comparison of the two keys picks the lane and the key.
+        let from_packets = packets <= timers;
+        let first = if from_packets { packets } else { timers };
+        if (first >> 64) as u64 > limit.0 || first == u128::MAX {
             return None;
         }
-        let top = if packets <= timers { self.packets.pop() } else { self.timers.pop() };
+        let top = if from_packets { self.packets.pop() } else { self.timers.pop() };
         Some((SimTime((top.key >> 64) as u64), top.event))
     }
 
