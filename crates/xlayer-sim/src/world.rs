@@ -187,15 +187,14 @@ impl World {
     /// state, so they stay out: the fingerprint covers what was simulated, not what was
     /// recorded, and does not change with `output.series_interval`; nor does the end of
     /// the warm-up (`output.warmup`).
+    ///
+    /// A link's wake-up notes itself (`World::wake_link`), with the packet it lands.
     fn note(&mut self, ev: &Event) {
-        if matches!(ev, Event::Sample | Event::Warmup) {
+        if matches!(ev, Event::Sample | Event::Warmup | Event::LinkWake { .. }) {
             return;
         }
         let (kind, id, component, packet) = match *ev {
-            Event::LinkWake { link } => {
-                let l = &self.links[link as usize];
-                ("link_wake", l.fingerprint_id, link, l.model.next_packet_uid(&self.packets))
-            }
+            Event::LinkWake { .. } => unreachable!("link wake-ups note themselves"),
             Event::Merge { merge } => {
                 let (id, link, uid) = self.merge_fingerprint(merge);
                 ("merge", id, link, uid)
@@ -207,6 +206,18 @@ impl World {
             Event::Join { group, node } => ("join", 9 | (group as u64) << 8 | (node as u64) << 32, group, 0),
             Event::Leave { group, node } => ("leave", 10 | (group as u64) << 8 | (node as u64) << 32, group, 0),
         };
+        self.mix(kind, id, component, packet);
+    }
+
+    /// A link's wake-up into the fingerprint: `packet` is the uid of the packet at the
+    /// head of its pipe when it woke (`LinkModel::next_packet_uid`).
+    #[inline(always)]
+    pub(crate) fn note_link_wake(&mut self, link: u32, packet: u64) {
+        self.mix("link_wake", self.links[link as usize].fingerprint_id, link, packet);
+    }
+
+    #[inline(always)]
+    fn mix(&mut self, kind: &'static str, id: u64, component: u32, packet: u64) {
         self.fingerprint.mix(self.now.0);
         self.fingerprint.mix(id);
         self.fingerprint.mix(packet);

@@ -170,15 +170,28 @@ impl World {
 
     /// A link's wake-up: its next wake-up is queued before what it lands travels on.
     /// (Draining cannot move it: only `handle_timeout` and `enqueue` change a model, and
-    /// an `enqueue` re-arms by itself.)
+    /// an `enqueue` re-arms by itself.) It enters the fingerprint here, with the packet at
+    /// the head of the link when it woke: a wired direction's is the packet it lands, or
+    /// still at the head when it lands none, so it is read once, after the wake-up.
     pub(crate) fn wake_link(&mut self, link: u32) {
         let now = self.now;
         let l = &mut self.links[link as usize];
         if l.wake == now {
             l.wake = SimTime::MAX;
         }
+        let wired = matches!(l.model, AnyLink::Wired(_));
+        if !wired {
+            let uid = l.model.next_packet_uid(&self.packets);
+            self.note_link_wake(link, uid);
+        }
+        let l = &mut self.links[link as usize];
         match l.model.handle_timeout(now, &mut self.packets) {
             Woken::One { pkt, node, next } => {
+                if wired {
+                    let uid = self.packets.get(pkt).uid;
+                    self.note_link_wake(link, uid);
+                }
+                let l = &mut self.links[link as usize];
                 arm(&mut self.queue, now, link, &mut l.wake, next);
                 if self.series_interval.is_some() {
                     self.link_cold[link as usize].bytes_since_sample += pkt.size_bytes as u64;
@@ -186,6 +199,10 @@ impl World {
                 self.arrive_at(node, pkt);
             }
             Woken::Drain => {
+                if wired {
+                    let uid = l.model.next_packet_uid(&self.packets);
+                    self.note_link_wake(link, uid);
+                }
                 self.rearm_link(link);
                 self.drain_link(link, false);
             }
