@@ -206,18 +206,18 @@ impl World {
             Event::Join { group, node } => ("join", 9 | (group as u64) << 8 | (node as u64) << 32, group, 0),
             Event::Leave { group, node } => ("leave", 10 | (group as u64) << 8 | (node as u64) << 32, group, 0),
         };
-        self.mix(kind, id, component, packet);
+        self.note_event(kind, id, component, packet);
     }
 
     /// A link's wake-up into the fingerprint: `packet` is the uid of the packet at the
     /// head of its pipe when it woke (`LinkModel::next_packet_uid`).
     #[inline(always)]
     pub(crate) fn note_link_wake(&mut self, link: u32, packet: u64) {
-        self.mix("link_wake", self.links[link as usize].fingerprint_id, link, packet);
+        self.note_event("link_wake", self.links[link as usize].fingerprint_id, link, packet);
     }
 
     #[inline(always)]
-    fn mix(&mut self, kind: &'static str, id: u64, component: u32, packet: u64) {
+    fn note_event(&mut self, kind: &'static str, id: u64, component: u32, packet: u64) {
         self.fingerprint.mix(self.now.0);
         self.fingerprint.mix(id);
         self.fingerprint.mix(packet);

@@ -3,7 +3,8 @@
 //! merge's inbox. A position is the head plus an offset, masked; `VecDeque` wraps it
 //! with a compare and a conditional subtract at every access, which on the 16-flow
 //! dumbbell made its calls the largest cost outside the models (docs/performance.md,
-//! "Rings for the per-hop queues"). Head and length are 32-bit, so a ring is 24 bytes.
+//! "Rings for the per-hop queues, and fewer calls a delivery"). Head and length are
+//! 32-bit, so a ring is 24 bytes.
 
 /// Capacity of a ring's first buffer.
 const FIRST_CAPACITY: usize = 4;

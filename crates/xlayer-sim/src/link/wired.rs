@@ -50,8 +50,8 @@ pub struct WiredDir {
     /// packets are in the world's `PacketStore`.
     pipe: Ring<(SimTime, Handle)>,
     /// Drops decided ahead of the packet's arrival, in arrival order, reported when it
-    /// arrives. Rare, and leaving from the front a few at a time: a `Vec`, a word smaller
-    /// than a ring.
+    /// arrives. Rare, and leaving from the front a few at a time: a `Vec` (a drop holds
+    /// its packet, which a `Ring`, of `Copy` values, cannot).
     held_drops: Vec<(SimTime, LinkOutput)>,
     /// Its tag is where `AnyLink` keeps which model it holds (the niche rustc chooses):
     /// every call through `AnyLink` reads it, so it shares the held drops' line, which a
