@@ -187,12 +187,11 @@ impl World {
         let l = &mut self.links[link as usize];
         match l.model.handle_timeout(now, &mut self.packets) {
             Woken::One { pkt, node, next } => {
+                arm(&mut self.queue, now, link, &mut l.wake, next);
                 if wired {
                     let uid = self.packets.get(pkt).uid;
                     self.note_link_wake(link, uid);
                 }
-                let l = &mut self.links[link as usize];
-                arm(&mut self.queue, now, link, &mut l.wake, next);
                 if self.series_interval.is_some() {
                     self.link_cold[link as usize].bytes_since_sample += pkt.size_bytes as u64;
                 }
