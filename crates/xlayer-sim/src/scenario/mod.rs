@@ -70,7 +70,7 @@ impl Scenario {
 
     /// Parse TOML whose relative file paths are relative to `base_dir`.
     pub fn from_toml_in(text: &str, base_dir: Option<&std::path::Path>) -> Result<Scenario, ScenarioError> {
-        let de = toml::Deserializer::new(text);
+        let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError::at("", e.to_string()))?;
         Self::resolved(serde_path_to_error::deserialize(de).map_err(from_serde)?, base_dir)
     }
 
