@@ -35,11 +35,6 @@ impl<T: Copy> Ring<T> {
     }
 
     #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    #[inline(always)]
     pub fn push_back(&mut self, value: T) {
         if self.len as usize == self.buf.len() {
             self.grow(value);
@@ -140,7 +135,7 @@ mod tests {
                     assert!(ring.iter().rev().eq(model.iter().rev()));
                 }
             }
-            assert_eq!((ring.len(), ring.is_empty()), (model.len(), model.is_empty()));
+            assert_eq!(ring.len(), model.len());
             assert_eq!((ring.front(), ring.back()), (model.front(), model.back()));
             assert!(ring.buf.len().is_power_of_two() || ring.buf.is_empty());
         }

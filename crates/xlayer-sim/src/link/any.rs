@@ -49,7 +49,7 @@ impl AnyLink {
     }
     #[inline]
     pub fn handle_timeout(&mut self, now: SimTime, store: &mut PacketStore) -> Woken<Handle> {
-        each!(self, w => w.handle_timeout(now), l => match l.handle_timeout(now) {
+        each!(self, w => w.handle_timeout(now, store), l => match l.handle_timeout(now) {
             Woken::One { pkt, node, next } => Woken::One { pkt: store.put(pkt), node, next },
             Woken::Drain => Woken::Drain,
         })

@@ -3,13 +3,17 @@
 //! A packet is put here when its endpoint sends it and taken out when it reaches its
 //! destination, is dropped, or enters a model other than a wired direction; in between
 //! the world and the wired directions pass its 8-byte handle, not the 88-byte packet.
-//! A wired direction's pipe keeps (landing, handle) pairs, 16 bytes an entry. A new
-//! packet takes the slot freed last, usually still in cache; with a copy of the packet
-//! in the pipe instead, each hop wrote 96 bytes into a ring slot of its own direction
-//! last touched a whole ring ago, which at tens of thousands of directions was a miss in
-//! the last-level cache (docs/performance.md, "Scale: from 1 to 10,000 flows").
+//! A new packet takes the slot freed last, usually still in cache.
+//!
+//! A wired direction's pipe is a FIFO of packets in this store linked through their
+//! slots ([`Pipe`]): each slot names the packet behind it in its pipe and that packet's
+//! landing. A hop then writes into the slot of the packet it follows, which it or the
+//! flow it belongs to touched moments ago, not into a ring buffer of its own direction
+//! last touched a whole ring ago (at tens of thousands of directions a miss in the
+//! last-level cache), and a direction keeps no buffer sized for its busiest moment
+//! (docs/performance.md, "Pipes through the packet store").
 
-use xlayer_proto::Packet;
+use xlayer_proto::{Packet, SimTime};
 
 /// A packet's place in a [`PacketStore`], and its size: a link's queue and line need
 /// nothing else of it, so a hop that passes it on does not read the packet.
@@ -19,11 +23,49 @@ pub struct Handle {
     pub size_bytes: u32,
 }
 
+/// A packet, and the one behind it in the pipe it waits in (meaningful only while one
+/// is: see [`Pipe`]).
+struct Slot {
+    next: Handle,
+    next_landing: SimTime,
+    pkt: Option<Packet>,
+}
+
 #[derive(Default)]
 pub struct PacketStore {
-    slots: Vec<Option<Packet>>,
+    slots: Vec<Slot>,
     /// Free slots, the one freed last at the end.
     free: Vec<u32>,
+}
+
+/// Packets of a [`PacketStore`] in FIFO order, each with its landing time: the front's
+/// here, every other's in the slot of the packet ahead of it. The back's slot names no
+/// packet behind it until one joins, so a slot's link is never cleared.
+#[derive(Clone, Copy, Debug)]
+pub struct Pipe {
+    front: Handle,
+    front_landing: SimTime,
+    back: u32,
+    len: u32,
+}
+
+impl Default for Pipe {
+    fn default() -> Self {
+        Pipe { front: Handle { slot: 0, size_bytes: 0 }, front_landing: SimTime::ZERO, back: 0, len: 0 }
+    }
+}
+
+impl Pipe {
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The front packet and its landing.
+    #[inline(always)]
+    pub fn front(&self) -> Option<(SimTime, Handle)> {
+        (self.len > 0).then_some((self.front_landing, self.front))
+    }
 }
 
 impl PacketStore {
@@ -34,13 +76,14 @@ impl PacketStore {
             Some(i) => {
                 // A free slot holds `None`: filling it drops nothing (an assignment
                 // would check for a packet to drop).
-                let slot = &mut self.slots[i as usize];
+                let slot = &mut self.slots[i as usize].pkt;
                 debug_assert!(slot.is_none(), "a free slot");
                 slot.get_or_insert(pkt);
                 i
             }
             None => {
-                self.slots.push(Some(pkt));
+                let next = Handle { slot: u32::MAX, size_bytes: 0 };
+                self.slots.push(Slot { next, next_landing: SimTime::ZERO, pkt: Some(pkt) });
                 (self.slots.len() - 1) as u32
             }
         };
@@ -51,7 +94,7 @@ impl PacketStore {
     #[inline]
     pub fn take(&mut self, h: Handle) -> Packet {
         self.free.push(h.slot);
-        self.slots[h.slot as usize].take().expect("a handle is taken once")
+        self.slots[h.slot as usize].pkt.take().expect("a handle is taken once")
     }
 
     /// Forget the packet (delivered or counted as dropped). One that owns nothing
@@ -59,9 +102,9 @@ impl PacketStore {
     /// to its drop glue.
     #[inline]
     pub fn free(&mut self, h: Handle) {
-        debug_assert!(self.slots[h.slot as usize].is_some(), "a handle is freed once");
+        debug_assert!(self.slots[h.slot as usize].pkt.is_some(), "a handle is freed once");
         self.free.push(h.slot);
-        let slot = &mut self.slots[h.slot as usize];
+        let slot = &mut self.slots[h.slot as usize].pkt;
         if slot.as_ref().is_some_and(Packet::owns_nothing) {
             std::mem::forget(slot.take());
         } else {
@@ -71,7 +114,50 @@ impl PacketStore {
 
     #[inline]
     pub fn get(&self, h: Handle) -> &Packet {
-        self.slots[h.slot as usize].as_ref().expect("a handle not yet taken")
+        self.slots[h.slot as usize].pkt.as_ref().expect("a handle not yet taken")
+    }
+
+    /// `h` joins the back of `pipe`, landing at `landing`. A packet waits in one pipe
+    /// at a time.
+    #[inline(always)]
+    pub fn push_back(&mut self, pipe: &mut Pipe, landing: SimTime, h: Handle) {
+        if pipe.len == 0 {
+            (pipe.front, pipe.front_landing) = (h, landing);
+        } else {
+            let back = &mut self.slots[pipe.back as usize];
+            (back.next, back.next_landing) = (h, landing);
+        }
+        pipe.back = h.slot;
+        pipe.len += 1;
+    }
+
+    /// The front of `pipe` and its landing, out of the pipe (the packet stays here).
+    #[inline(always)]
+    pub fn pop_front(&mut self, pipe: &mut Pipe) -> Option<(SimTime, Handle)> {
+        let front = pipe.front()?;
+        pipe.len -= 1;
+        if pipe.len > 0 {
+            let slot = &self.slots[pipe.front.slot as usize];
+            (pipe.front, pipe.front_landing) = (slot.next, slot.next_landing);
+        }
+        Some(front)
+    }
+
+    /// The packet at the back of `pipe`.
+    pub fn back(&self, pipe: &Pipe) -> Option<&Packet> {
+        (pipe.len > 0).then(|| self.slots[pipe.back as usize].pkt.as_ref().expect("a packet in a pipe"))
+    }
+
+    /// `pipe`'s packets and landings, front first.
+    pub fn pipe_iter<'a>(&'a self, pipe: &Pipe) -> impl Iterator<Item = (SimTime, Handle)> + 'a {
+        let mut at = (pipe.front_landing, pipe.front);
+        (0..pipe.len).map(move |i| {
+            if i > 0 {
+                let ahead = &self.slots[at.1.slot as usize];
+                at = (ahead.next_landing, ahead.next);
+            }
+            at
+        })
     }
 
     /// Packets held.
@@ -110,6 +196,38 @@ mod tests {
         s.free(h[2]);
         assert_eq!(s.len(), 4);
         assert_eq!(s.put(pkt(6)), h[2], "a freed slot is reused like a taken one");
+    }
+
+    /// Pipes through the store give back their packets in the order they joined, with
+    /// their landings, against a `VecDeque` per pipe: three pipes interleaved, slots
+    /// reused as packets leave.
+    #[test]
+    fn pipes_keep_fifo_order_through_reused_slots() {
+        let mut s = PacketStore::default();
+        let mut pipes = [Pipe::default(); 3];
+        let mut model: [std::collections::VecDeque<(SimTime, u64)>; 3] = Default::default();
+        let (mut x, mut uid, mut most) = (7u64, 0u64, 0);
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let p = (x >> 33) as usize % 3;
+            if (x >> 60) < 8 {
+                let landing = SimTime(x >> 20);
+                let h = s.put(pkt(uid));
+                s.push_back(&mut pipes[p], landing, h);
+                model[p].push_back((landing, uid));
+                uid += 1;
+            } else {
+                let got = s.pop_front(&mut pipes[p]).map(|(at, h)| (at, s.take(h).uid));
+                assert_eq!(got, model[p].pop_front());
+            }
+            assert_eq!(pipes[p].front().map(|(at, h)| (at, s.get(h).uid)), model[p].front().copied());
+            assert_eq!(s.back(&pipes[p]).map(|pkt| pkt.uid), model[p].back().map(|&(_, u)| u));
+            let listed: Vec<(SimTime, u64)> = s.pipe_iter(&pipes[p]).map(|(at, h)| (at, s.get(h).uid)).collect();
+            assert!(listed.iter().eq(model[p].iter()));
+            assert_eq!(s.len(), model.iter().map(|m| m.len()).sum::<usize>());
+            most = most.max(s.len());
+        }
+        assert_eq!(s.slots.len(), most, "a new slot only when none is free");
     }
 
     /// Freeing drops what a packet owns; one that owns nothing is forgotten.

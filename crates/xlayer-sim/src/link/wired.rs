@@ -18,7 +18,7 @@
 //! earlier leave the packet out, and a drop is held back and reported at the arrival.
 
 use super::model::{Enqueued, LinkMetrics, LinkOutput, Woken};
-use super::store::{Handle, PacketStore};
+use super::store::{Handle, PacketStore, Pipe};
 use super::DropCause;
 use crate::channel::loss::LossProcess;
 use crate::engine::Ring;
@@ -46,9 +46,9 @@ pub struct WiredDir {
     pub feeds_ahead: bool,
     /// Where the packet the last `enqueue` put on the wire is, for captures.
     last_wire: LastWire,
-    /// Accepted and not yet arrived (waiting or on the wire), in arrival order; the
-    /// packets are in the world's `PacketStore`.
-    pipe: Ring<(SimTime, Handle)>,
+    /// Accepted and not yet arrived (waiting or on the wire), in arrival order, linked
+    /// through their slots in the world's `PacketStore`.
+    pipe: Pipe,
     /// Drops decided ahead of the packet's arrival, in arrival order, reported when it
     /// arrives. Rare, and leaving from the front a few at a time: a `Vec` (a drop holds
     /// its packet, which a `Ring`, of `Copy` values, cannot).
@@ -104,7 +104,7 @@ impl WiredDir {
             loss: None,
             waiting: Ring::default(),
             waiting_bytes: 0,
-            pipe: Ring::default(),
+            pipe: Pipe::default(),
             busy_until: SimTime::ZERO,
             last_size: 0,
             last_transmission: SimDur::ZERO,
@@ -210,7 +210,7 @@ impl WiredDir {
         let (pipe_empty, held_empty) = (self.pipe.is_empty(), self.held_drops.is_empty());
         match self.admit(now, arrival, h.size_bytes) {
             Ok(landing) => {
-                self.pipe.push_back((landing, h));
+                store.push_back(&mut self.pipe, landing, h);
                 self.last_wire = LastWire::Pipe;
                 let earliest = pipe_empty && self.held_drops.first().is_none_or(|&(at, _)| landing < at);
                 Enqueued::Quiet { wake: earliest.then_some(landing) }
@@ -222,7 +222,7 @@ impl WiredDir {
             }
             Err(cause) => {
                 self.hold_drop(arrival, store.take(h), cause);
-                let earliest = held_empty && self.pipe.front().is_none_or(|&(at, _)| arrival < at);
+                let earliest = held_empty && self.pipe.front().is_none_or(|(at, _)| arrival < at);
                 Enqueued::Quiet { wake: earliest.then_some(arrival) }
             }
         }
@@ -270,21 +270,21 @@ impl WiredDir {
 
     /// Lands the head of the pipe if it is due: one packet per wake-up. Held drops that
     /// are due are reported first.
-    pub fn handle_timeout(&mut self, now: SimTime) -> Woken<Handle> {
+    pub fn handle_timeout(&mut self, now: SimTime, store: &mut PacketStore) -> Woken<Handle> {
         if self.held_drops.first().is_some_and(|&(at, _)| at <= now) {
             let due = self.held_drops.iter().take_while(|&&(at, _)| at <= now).count();
             self.out.extend(self.held_drops.drain(..due).map(|(_, drop)| drop));
             return Woken::Drain;
         }
-        if self.pipe.front().is_none_or(|&(at, _)| at > now) {
+        if self.pipe.front().is_none_or(|(at, _)| at > now) {
             return Woken::Drain;
         }
-        let (_, h) = self.pipe.pop_front().expect("the head is due");
+        let (_, h) = store.pop_front(&mut self.pipe).expect("the head is due");
         Woken::One { pkt: h, node: self.to_node, next: self.poll_timeout() }
     }
 
     pub fn poll_timeout(&self) -> Option<SimTime> {
-        let landing = self.pipe.front().map(|&(at, _)| at);
+        let landing = self.pipe.front().map(|(at, _)| at);
         match self.held_drops.first() {
             Some(&(at, _)) => Some(landing.map_or(at, |l| l.min(at))),
             None => landing,
@@ -298,7 +298,7 @@ impl WiredDir {
 
     /// The pipe, and the drops held until their packets arrive (still in flight upstream).
     pub fn for_each_held(&self, store: &PacketStore, f: &mut dyn FnMut(&Packet)) {
-        self.pipe.iter().for_each(|&(_, h)| f(store.get(h)));
+        store.pipe_iter(&self.pipe).for_each(|(_, h)| f(store.get(h)));
         for (_, drop) in &self.held_drops {
             if let LinkOutput::Dropped { pkt, .. } = drop {
                 f(pkt);
@@ -353,13 +353,13 @@ impl WiredDir {
     }
 
     pub fn next_packet_uid(&self, store: &PacketStore) -> u64 {
-        self.pipe.front().map_or(0, |&(_, h)| store.get(h).uid)
+        self.pipe.front().map_or(0, |(_, h)| store.get(h).uid)
     }
 
     pub fn last_on_wire<'a>(&'a self, store: &'a PacketStore) -> Option<&'a Packet> {
         match self.last_wire {
             LastWire::None => None,
-            LastWire::Pipe => self.pipe.back().map(|&(_, h)| store.get(h)),
+            LastWire::Pipe => store.back(&self.pipe),
             LastWire::Lost => match self.out.back() {
                 Some(LinkOutput::Dropped { pkt, .. }) => Some(pkt),
                 _ => None,
@@ -449,7 +449,7 @@ mod tests {
         assert_eq!(l.metrics(t1).queue_packets, 1);
         l.enqueue(t1, s.put(pkt(4, 1000)), &mut s);
         assert!(l.poll_output().is_none());
-        let arrivals: Vec<(SimTime, u64)> = l.pipe.iter().map(|&(t, h)| (t, s.get(h).uid)).collect();
+        let arrivals: Vec<(SimTime, u64)> = s.pipe_iter(&l.pipe).map(|(t, h)| (t, s.get(h).uid)).collect();
         let ms = |m: u64| SimTime(m * 1_000_000);
         assert_eq!(arrivals, vec![(ms(11), 0), (ms(12), 1), (ms(13), 2), (ms(14), 4)]);
         // Closing at 2.5 ms: packets 2 (started at 2 ms) counts, packet 4 (3 ms) does not.
@@ -457,13 +457,13 @@ mod tests {
         assert_eq!(l.tx_packets, 3);
         // Wake-ups land one packet each, in order, and name the next arrival.
         assert!(
-            matches!(l.handle_timeout(ms(12)), Woken::One { pkt, node: 1, next: Some(t) } if s.take(pkt).uid == 0 && t == ms(12))
+            matches!(l.handle_timeout(ms(12), &mut s), Woken::One { pkt, node: 1, next: Some(t) } if s.take(pkt).uid == 0 && t == ms(12))
         );
         assert!(
-            matches!(l.handle_timeout(ms(12)), Woken::One { pkt, next: Some(t), .. } if s.take(pkt).uid == 1 && t == ms(13))
+            matches!(l.handle_timeout(ms(12), &mut s), Woken::One { pkt, next: Some(t), .. } if s.take(pkt).uid == 1 && t == ms(13))
         );
         assert!(l.poll_output().is_none());
-        assert!(matches!(l.handle_timeout(ms(12)), Woken::Drain), "packet 2 is not due before 13 ms");
+        assert!(matches!(l.handle_timeout(ms(12), &mut s), Woken::Drain), "packet 2 is not due before 13 ms");
         assert_eq!(s.len(), 2, "packets 2 and 4 are still on the wire");
     }
 }
