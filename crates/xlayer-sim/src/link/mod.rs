@@ -9,7 +9,7 @@ mod wired;
 
 pub use any::AnyLink;
 pub use model::{Enqueued, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
-pub use store::{Handle, PacketStore, Pipe};
+pub use store::{Handle, PacketStore};
 pub use wired::WiredDir;
 
 /// Why a packet left the network without being delivered.

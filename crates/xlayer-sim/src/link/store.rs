@@ -11,7 +11,7 @@
 //! flow it belongs to touched moments ago, not into a ring buffer of its own direction
 //! last touched a whole ring ago (at tens of thousands of directions a miss in the
 //! last-level cache), and a direction keeps no buffer sized for its busiest moment
-//! (docs/performance.md, "Pipes through the packet store").
+//! (docs/performance.md, "Pipes through the packet store, and the TOML parse").
 
 use xlayer_proto::{Packet, SimTime};
 
@@ -41,7 +41,7 @@ pub struct PacketStore {
 /// Packets of a [`PacketStore`] in FIFO order, each with its landing time: the front's
 /// here, every other's in the slot of the packet ahead of it. The back's slot names no
 /// packet behind it until one joins, so a slot's link is never cleared.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Pipe {
     front: Handle,
     front_landing: SimTime,
