@@ -17,7 +17,7 @@ use xlayer_proto::{Packet, SimTime};
 
 /// A packet's place in a [`PacketStore`], and its size: a link's queue and line need
 /// nothing else of it, so a hop that passes it on does not read the packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Handle {
     slot: u32,
     pub size_bytes: u32,
@@ -41,18 +41,12 @@ pub struct PacketStore {
 /// Packets of a [`PacketStore`] in FIFO order, each with its landing time: the front's
 /// here, every other's in the slot of the packet ahead of it. The back's slot names no
 /// packet behind it until one joins, so a slot's link is never cleared.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct Pipe {
     front: Handle,
     front_landing: SimTime,
     back: u32,
     len: u32,
-}
-
-impl Default for Pipe {
-    fn default() -> Self {
-        Pipe { front: Handle { slot: 0, size_bytes: 0 }, front_landing: SimTime::ZERO, back: 0, len: 0 }
-    }
 }
 
 impl Pipe {
@@ -82,8 +76,7 @@ impl PacketStore {
                 i
             }
             None => {
-                let next = Handle { slot: u32::MAX, size_bytes: 0 };
-                self.slots.push(Slot { next, next_landing: SimTime::ZERO, pkt: Some(pkt) });
+                self.slots.push(Slot { next: Handle::default(), next_landing: SimTime::ZERO, pkt: Some(pkt) });
                 (self.slots.len() - 1) as u32
             }
         };
