@@ -87,6 +87,12 @@ impl<T: Copy> Ring<T> {
         (self.len > 0).then(|| &self.buf[self.at(self.len - 1)])
     }
 
+    /// The `i`-th value from the front.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len as usize).then(|| &self.buf[self.at(i as u32)])
+    }
+
     /// The values, first to last.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + ExactSizeIterator {
         (0..self.len).map(move |i| &self.buf[self.at(i)])
@@ -137,6 +143,8 @@ mod tests {
             }
             assert_eq!(ring.len(), model.len());
             assert_eq!((ring.front(), ring.back()), (model.front(), model.back()));
+            let i = (seed >> 40) as usize % (model.len() + 2);
+            assert_eq!(ring.get(i), model.get(i));
             assert!(ring.buf.len().is_power_of_two() || ring.buf.is_empty());
         }
         assert!(ring.buf.len() > FIRST_CAPACITY, "it grew");
