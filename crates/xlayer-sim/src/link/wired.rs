@@ -152,7 +152,8 @@ impl WiredDir {
     /// `settle(now)` ran): the waiting packets that have not started by then count. Their
     /// bytes are summed only against a limit in bytes: a merge hands its direction
     /// packets up to its horizon ahead, and at 10,000 flows hundreds start before each
-    /// one's arrival (docs/performance.md, "Queue room counted in packets").
+    /// one's arrival (docs/performance.md, "Queue room counted in packets; late arrivals
+    /// out of a merge's ring").
     #[inline(always)]
     fn has_room(&self, now: SimTime, arrival: SimTime, size: u32) -> bool {
         let started = if arrival == now { 0 } else { self.waiting.partition_point(|w| w.start <= arrival) };
