@@ -302,9 +302,9 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    /// Pushes whose arrivals come mostly in order, some late by up to a few steps (a packet
-    /// that waited in its input's queue) and some early, with pops up to a moving bound:
-    /// every pop is the earliest arrival still held, as an ordered set of the keys has it.
+    /// Pushes whose arrivals come mostly in order, some late (a packet that waited in its
+    /// input's queue) and some early, with pops up to a moving bound: every pop is the
+    /// earliest arrival still held, as an ordered set of the keys has it.
     #[test]
     fn pops_in_arrival_order_whatever_the_ring_or_the_heap_holds() {
         let (mut inbox, mut model) = (Inbox::default(), BTreeSet::new());
