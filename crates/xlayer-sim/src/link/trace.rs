@@ -291,10 +291,7 @@ impl TraceLink {
     }
 
     fn fits(&self, bytes: u32) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => (self.queue.len() as u64) < n,
-            QueueLimit::Bytes(n) => self.queue_bytes + bytes as u64 <= n,
-        }
+        self.limit.admits(self.queue.len() as u64, || self.queue_bytes, bytes)
     }
 
     /// Processes, in time order, every opportunity and (with `land`) every arrival at

@@ -157,13 +157,9 @@ impl WiredDir {
     #[inline(always)]
     fn has_room(&self, now: SimTime, arrival: SimTime, size: u32) -> bool {
         let started = if arrival == now { 0 } else { self.waiting.partition_point(|w| w.start <= arrival) };
-        match self.limit {
-            QueueLimit::Packets(n) => ((self.waiting.len() - started) as u64) < n,
-            QueueLimit::Bytes(n) => {
-                let started_bytes: u64 = self.waiting.iter().take(started).map(|w| w.bytes as u64).sum();
-                self.waiting_bytes - started_bytes + size as u64 <= n
-            }
-        }
+        let still_waiting_bytes =
+            || self.waiting_bytes - self.waiting.iter().take(started).map(|w| w.bytes as u64).sum::<u64>();
+        self.limit.admits((self.waiting.len() - started) as u64, still_waiting_bytes, size)
     }
 
     /// Queue, line and loss for a packet reaching the input at `arrival` (not before

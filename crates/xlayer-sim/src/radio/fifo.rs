@@ -23,10 +23,7 @@ impl FifoRadio {
     }
 
     fn fits(&self, bytes: u32) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => (self.hop.queue.len() as u64) < n,
-            QueueLimit::Bytes(n) => self.hop.queue_bytes + bytes as u64 <= n,
-        }
+        self.limit.admits(self.hop.queue.len() as u64, || self.hop.queue_bytes, bytes)
     }
 
     /// Start every transmission that can start by `now`.

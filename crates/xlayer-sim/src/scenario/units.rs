@@ -142,6 +142,19 @@ pub enum QueueLimit {
     Bytes(u64),
 }
 
+impl QueueLimit {
+    /// Drop-tail: whether a queue of `packets` packets and `bytes()` bytes takes one more
+    /// of `size` bytes. The bytes are asked for only against a limit in bytes (a wired
+    /// direction sums them on demand: `link/wired.rs`).
+    #[inline(always)]
+    pub fn admits(self, packets: u64, bytes: impl FnOnce() -> u64, size: u32) -> bool {
+        match self {
+            QueueLimit::Packets(n) => packets < n,
+            QueueLimit::Bytes(n) => bytes() + u64::from(size) <= n,
+        }
+    }
+}
+
 impl std::str::FromStr for QueueLimit {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -44,10 +44,7 @@ impl UserQueue {
     }
 
     pub fn fits(&self, limit: QueueLimit, size: u32) -> bool {
-        match limit {
-            QueueLimit::Packets(n) => (self.pkts.len() as u64) < n,
-            QueueLimit::Bytes(n) => self.bytes + u64::from(size) <= n,
-        }
+        limit.admits(self.pkts.len() as u64, || self.bytes, size)
     }
 
     pub fn push(&mut self, pkt: Packet) {
