@@ -112,6 +112,12 @@ pub struct RlcReceiver {
 }
 
 impl RlcReceiver {
+    /// The per-SN slots an arrival of the `count` PDUs from `sn` reads first, as memory
+    /// to load ahead (`entries_from`); what they hold is private.
+    pub fn pdu_slots(&self, sn: u64, count: u64) -> &[impl Sized] {
+        self.slots.entries_from(sn, count)
+    }
+
     /// `window`: receive window in SNs (25.322 Configured_Rx_Window_Size, ≤ 2047).
     pub fn new(wt: SimDur, late: LateSdus, window: u64) -> Self {
         assert!(window > 0);

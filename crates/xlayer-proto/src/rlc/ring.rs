@@ -47,6 +47,18 @@ impl<T: Copy> SnRing<T> {
         &mut self.buf[(sn & self.mask) as usize]
     }
 
+    /// The entries of the held SNs from `sn` on, up to `count` of them and to the end of
+    /// the buffer (the rest wraps to its start): for a caller that wants them in cache
+    /// before it reads them one by one.
+    pub fn entries_from(&self, sn: u64, count: u64) -> &[T] {
+        if sn < self.lo || sn >= self.hi {
+            return &[];
+        }
+        let i = (sn & self.mask) as usize;
+        let n = count.min(self.hi - sn).min(self.buf.len() as u64 - i as u64) as usize;
+        &self.buf[i..i + n]
+    }
+
     /// Hold SNs up to `end` (exclusive), the new ones at `fill`.
     pub fn extend_to(&mut self, end: u64, fill: T) {
         self.extend_with(end, |_| fill);
@@ -201,5 +213,18 @@ mod tests {
         assert_eq!((r.lo(), r.hi()), (10, 10));
         r.push_back(5);
         assert_eq!((*r.at(10), r.capacity()), (5, 16));
+    }
+
+    #[test]
+    fn entries_from_an_sn_are_those_held_up_to_the_buffer_end() {
+        let mut r = SnRing::new();
+        r.extend_with(6, |sn| sn as u32); // SNs 0..6 in a buffer of 8
+        r.drop_to(2);
+        r.extend_with(9, |sn| sn as u32); // SNs 2..9: SN 8 wraps to slot 0
+        assert_eq!(r.capacity(), 8);
+        assert_eq!(r.entries_from(3, 2), &[3, 4]);
+        assert_eq!(r.entries_from(6, 5), &[6, 7], "stops at the buffer's end");
+        assert_eq!(r.entries_from(8, 5), &[8], "stops at the last SN held");
+        assert!(r.entries_from(1, 3).is_empty() && r.entries_from(9, 1).is_empty(), "SNs not held");
     }
 }

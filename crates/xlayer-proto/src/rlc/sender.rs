@@ -149,6 +149,12 @@ impl RlcSender {
     pub fn limit_sdus(&self) -> u32 {
         self.limit_sdus
     }
+    /// The per-SN entries a status of the `count` PDUs from `sn` reads first, as memory
+    /// to load ahead (`entries_from`); what they hold is private.
+    pub fn status_entries(&self, sn: u64, count: u64) -> &[impl Sized] {
+        self.pdus.entries_from(sn, count)
+    }
+
     pub fn stats(&self) -> &TxStats {
         &self.stats
     }

@@ -262,8 +262,9 @@ pub struct WcdmaDch {
     /// cache; a mobile's record, read for its node at each delivery, would not).
     by_node: Vec<(u32, u32)>,
     nodes: Vec<u32>,
-    /// Reused by `step`.
+    /// Reused by `step`: the mobiles due, and those with due work or data.
     scratch: Vec<u32>,
+    work: Vec<u32>,
     /// A TTI's runs while it is filled. Reused.
     runs: Vec<Run>,
     /// From a TTI's start to its arrival at the mobile, and to its status at the BS.
@@ -321,6 +322,7 @@ impl WcdmaDch {
             by_node,
             nodes: receivers.to_vec(),
             scratch: Vec::new(),
+            work: Vec::new(),
             runs: Vec::new(),
             to_mobile,
             to_base,
@@ -410,7 +412,9 @@ impl WcdmaDch {
         due.sort_unstable();
         let (k, start) = self.next_boundary();
         if start > t {
-            for &m in &due {
+            for (j, &m) in due.iter().enumerate() {
+                let ahead = |d: usize| due.get(j + d).map(|&m| m as usize);
+                self.prefetch_ahead([ahead(1), ahead(2), ahead(3)], t, false);
                 self.due_work(m as usize, t);
             }
         } else if self.backlogged > 0 || !due.is_empty() {
@@ -419,16 +423,20 @@ impl WcdmaDch {
             // work has outputs, so each mobile's TTI is filled right after its due work,
             // while its state is still in cache: the same PDUs and outputs in the same
             // order as all the due work first and then every TTI.
+            // The mobiles with due work or data, in index order: no other does anything.
+            let mut work = std::mem::take(&mut self.work);
+            work.clear();
+            let mut due_next = due.iter().peekable();
+            work.extend(
+                (0..self.mobiles.len() as u32)
+                    .filter(|&i| due_next.next_if_eq(&&i).is_some() || self.has_data[i as usize]),
+            );
             let mut due_next = due.iter().peekable();
             let mut backlog = false;
-            for i in 0..self.mobiles.len() {
-                // The next backlogged mobile's first lines and channel start loading
-                // while this one's TTI is worked out: a cell of 1,000 mobiles does not fit
-                // the L2, and a TTI's work is long enough to hide the loads.
-                if let Some(next) = self.mobiles.get(i + 1).filter(|_| self.has_data[i + 1]) {
-                    crate::engine::prefetch(next, 128);
-                    next.channel.prefetch();
-                }
+            for (j, &i) in work.iter().enumerate() {
+                let ahead = |d: usize| work.get(j + d).map(|&m| m as usize);
+                self.prefetch_ahead([ahead(1), ahead(2), ahead(3)], t, true);
+                let i = i as usize;
                 if due_next.next_if_eq(&&(i as u32)).is_some() {
                     self.due_work(i, t);
                 }
@@ -437,11 +445,64 @@ impl WcdmaDch {
                     self.fill_tti(i, k, start);
                 }
             }
+            self.work = work;
             if backlog {
                 self.next_tti = k + 1;
             }
         }
         self.scratch = due;
+    }
+
+    /// Start loading what the mobiles to be worked on next at `t` will read: a cell of
+    /// 1,000 mobiles does not fit the L2, and one mobile's work is long enough to hide
+    /// the loads of the next one's. Each step of a mobile's state is found through the
+    /// one before, so each is loaded a mobile earlier than the one it points to: the
+    /// third mobile ahead's record, the second's TTI slots, RLC entities and channel
+    /// (`fill`: a TTI is filled), the next one's RLC table entries for its slots' first runs
+    /// (docs/performance.md, "W-CDMA: three mobiles ahead").
+    fn prefetch_ahead(&self, [next, second, third]: [Option<usize>; 3], t: SimTime, fill: bool) {
+        use crate::engine::prefetch;
+        if let Some(m) = third {
+            prefetch(&self.mobiles[m], 128);
+        }
+        if let Some(m) = second {
+            let mob = &self.mobiles[m];
+            let (arrival, status, fill) = (mob.arrival_at <= t, mob.status_at <= t, fill && self.has_data[m]);
+            if arrival {
+                prefetch(mob.tti(mob.arrived), 64);
+            }
+            if status {
+                prefetch(mob.tti(0), 64);
+            }
+            for e in &mob.entities {
+                if arrival {
+                    prefetch(&e.rx, usize::MAX);
+                }
+                if status || fill {
+                    prefetch(&e.tx, usize::MAX);
+                }
+            }
+            if fill {
+                mob.channel.prefetch();
+            }
+        }
+        if let Some(m) = next {
+            let mob = &self.mobiles[m];
+            let first_run = |slot: &TtiSlot| (slot.inline > 0).then(|| slot.runs[0]);
+            if let Some(run) = (mob.arrival_at <= t).then(|| first_run(mob.tti(mob.arrived))).flatten() {
+                let first = run.sn - u64::from(run.seg);
+                let slots = mob.entities[usize::from(run.entity)]
+                    .rx
+                    .pdu_slots(first, u64::from(run.seg) + u64::from(run.count));
+                prefetch(slots, usize::MAX);
+            }
+            if let Some(run) = (mob.status_at <= t).then(|| first_run(mob.tti(0))).flatten() {
+                prefetch(
+                    mob.entities[usize::from(run.entity)].tx.status_entries(run.sn, u64::from(run.count)),
+                    usize::MAX,
+                );
+            }
+        }
     }
 
     /// Mobile `m`'s own deadlines due at `t`.
