@@ -81,10 +81,12 @@ struct Lost {
     ready: SimTime,
 }
 
+/// A frame in the air; its byte ranges are its mobile's next `ranges` in `air_ranges`
+/// (one or two mostly: a vector each cost a frame an allocation and its release).
 struct Frame {
     arrive: SimTime,
     lost: bool,
-    ranges: Vec<Range>,
+    ranges: u32,
 }
 
 /// An admitted packet: its bytes `[start, end)` of the stream; `doomed` once RLP
@@ -108,6 +110,7 @@ struct Mobile {
     next_new: u64,
     retx: VecDeque<Lost>,
     air: VecDeque<Frame>,
+    air_ranges: VecDeque<Range>,
     /// Fraction of a byte of frame capacity carried over, in bit·ns/s.
     credit: u64,
     /// First frame index not yet served, and the next frame planned (index, start).
@@ -128,7 +131,7 @@ impl Mobile {
     /// air or awaiting retransmission, or never sent).
     fn in_order_upto(&self) -> u64 {
         let waiting = self.retx.iter().map(|l| l.range.start);
-        let flying = self.air.iter().flat_map(|f| f.ranges.iter().map(|r| r.start));
+        let flying = self.air_ranges.iter().map(|r| r.start);
         waiting.chain(flying).fold(self.next_new, u64::min)
     }
 }
@@ -168,6 +171,7 @@ impl Cdma1x {
                 next_new: 0,
                 retx: VecDeque::new(),
                 air: VecDeque::new(),
+                air_ranges: VecDeque::new(),
                 credit: 0,
                 next_index: 0,
                 planned: None,
@@ -224,12 +228,13 @@ impl Cdma1x {
     /// A frame reached the mobile: lost ranges go back for a retransmission, or are
     /// abandoned after the last try.
     fn frame_arrived(&mut self, m: usize, frame: Frame) {
+        let mob = &mut self.mobiles[m];
+        let ranges = mob.air_ranges.drain(..frame.ranges as usize);
         if !frame.lost {
             return;
         }
-        let mob = &mut self.mobiles[m];
         let ready = frame.arrive + self.cfg.rlp_nak_delay;
-        for range in frame.ranges {
+        for range in ranges {
             if range.tries > self.cfg.rlp_max_retx {
                 // IS-707 RLP 3: after the last NAK round the receiver skips the hole.
                 for h in mob.held.iter_mut().filter(|h| h.start < range.end && range.start < h.end) {
@@ -267,11 +272,11 @@ impl Cdma1x {
         mob.credit += rate_bps * frame_ns;
         let mut room = mob.credit / NANOBITS_PER_BYTE;
         mob.credit %= NANOBITS_PER_BYTE;
-        let mut ranges = Vec::new();
+        let in_air = mob.air_ranges.len();
         while room > 0 && mob.retx.front().is_some_and(|l| l.ready <= start) {
             let front = &mut mob.retx.front_mut().expect("checked").range;
             let n = room.min(front.end - front.start);
-            ranges.push(Range { start: front.start, end: front.start + n, tries: front.tries + 1 });
+            mob.air_ranges.push_back(Range { start: front.start, end: front.start + n, tries: front.tries + 1 });
             front.start += n;
             room -= n;
             if front.start == front.end {
@@ -280,10 +285,11 @@ impl Cdma1x {
         }
         if room > 0 && mob.next_new < mob.stream_end {
             let n = room.min(mob.stream_end - mob.next_new);
-            ranges.push(Range { start: mob.next_new, end: mob.next_new + n, tries: 1 });
+            mob.air_ranges.push_back(Range { start: mob.next_new, end: mob.next_new + n, tries: 1 });
             mob.next_new += n;
         }
-        if ranges.is_empty() {
+        let ranges = (mob.air_ranges.len() - in_air) as u32;
+        if ranges == 0 {
             return;
         }
         let lost = uniform(&mut mob.fer_rng) < self.cfg.fer;
