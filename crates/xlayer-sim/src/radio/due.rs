@@ -3,149 +3,117 @@
 //! cell. At one instant the lower index comes first, as a scan of every mobile would
 //! take them.
 //!
-//! An indexed binary min-heap of (instant, mobile) keys, with each mobile's place in it:
-//! moving a mobile's key sifts it through about log₂ N entries of 16 bytes that sit in
-//! a few KB, where an ordered tree removed and inserted it through nodes spread over the
-//! heap (at 1,000 mobiles of a CDMA2000-1x cell, 40% of the run's instructions). Keys
-//! are distinct (one per mobile), so the order is total and the same on any executor.
+//! The instants in an ordered map, each with its mobiles as a bit set. A cell's due
+//! instants are few whatever its size (frame or TTI boundaries, and fixed delays after
+//! them), so moving a mobile from one to another is a bit cleared and a bit set in a
+//! map of a few keys. An indexed binary heap of (instant, mobile) keys, before, sifted
+//! nearly every move from the root to a leaf (a mobile's next frame is behind all the
+//! others'): log₂ N steps, at 1,000 mobiles of a CDMA2000-1x cell a third of the run's
+//! instructions (docs/performance.md, "The cell's due mobiles by instant"). Keys are
+//! distinct (one instant per mobile), so the order is total and the same on any
+//! executor.
 
+use std::collections::BTreeMap;
 use xlayer_proto::SimTime;
 
-/// No place in the heap: nothing due.
-const NONE: u32 = u32::MAX;
-
 pub(crate) struct DueIndex {
-    /// (instant, mobile) as one key, the instant in the high bits: keys order by
-    /// instant, then by mobile.
-    heap: Vec<u128>,
-    /// Each mobile's place in `heap` (`NONE`: nothing due).
-    place: Vec<u32>,
+    /// Each mobile's instant, if it has one.
+    at: Vec<Option<SimTime>>,
+    /// The instants some mobile has due, with those mobiles.
+    instants: BTreeMap<SimTime, Mobiles>,
+    /// Sets emptied, for the next new instant: a run in its steady state allocates none.
+    spare: Vec<Mobiles>,
 }
 
-fn key(t: SimTime, m: usize) -> u128 {
-    u128::from(t.0) << 32 | m as u128
+/// A set of a cell's mobiles: mobile `m` is bit `m % 64` of word `m / 64`.
+struct Mobiles {
+    words: Box<[u64]>,
+    count: u32,
+    /// No word before it holds a mobile (`u32::MAX` while the set is empty).
+    low: u32,
 }
 
-fn mobile(key: u128) -> usize {
-    key as u32 as usize
-}
+impl Mobiles {
+    fn new(mobiles: usize) -> Self {
+        Mobiles { words: vec![0; mobiles.div_ceil(64)].into_boxed_slice(), count: 0, low: u32::MAX }
+    }
 
-fn instant(key: u128) -> SimTime {
-    SimTime((key >> 32) as u64)
+    fn insert(&mut self, m: usize) {
+        self.words[m / 64] |= 1 << (m % 64);
+        self.count += 1;
+        self.low = self.low.min((m / 64) as u32);
+    }
+
+    /// Takes `m` out; whether the set is then empty.
+    fn remove(&mut self, m: usize) -> bool {
+        self.words[m / 64] &= !(1 << (m % 64));
+        self.count -= 1;
+        if self.count == 0 {
+            self.low = u32::MAX;
+            return true;
+        }
+        while self.words[self.low as usize] == 0 {
+            self.low += 1;
+        }
+        false
+    }
+
+    fn first(&self) -> u32 {
+        let w = self.low as usize;
+        (w * 64) as u32 + self.words[w].trailing_zeros()
+    }
+
+    /// The mobiles, lowest first.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let from = (self.low as usize).min(self.words.len());
+        self.words[from..].iter().enumerate().flat_map(move |(i, &word)| {
+            let base = ((from + i) * 64) as u32;
+            std::iter::successors((word != 0).then_some(word), |&w| Some(w & (w - 1)).filter(|&w| w != 0))
+                .map(move |w| base + w.trailing_zeros())
+        })
+    }
 }
 
 impl DueIndex {
     pub fn new(mobiles: usize) -> Self {
-        assert!(mobiles < NONE as usize, "a cell has fewer than 2^32 - 1 mobiles");
-        DueIndex { heap: Vec::new(), place: vec![NONE; mobiles] }
+        assert!(mobiles < u32::MAX as usize, "a cell has fewer than 2^32 - 1 mobiles");
+        DueIndex { at: vec![None; mobiles], instants: BTreeMap::new(), spare: Vec::new() }
     }
 
     /// Mobile `m` has `due` next (after a change to what it has pending).
     pub fn set(&mut self, m: usize, due: Option<SimTime>) {
-        let at = self.place[m];
-        match (at, due) {
-            (NONE, None) => {}
-            (NONE, Some(t)) => {
-                self.heap.push(key(t, m));
-                self.sift_up(self.heap.len() - 1);
+        let old = std::mem::replace(&mut self.at[m], due);
+        if old == due {
+            return;
+        }
+        if let Some(t) = old {
+            if self.instants.get_mut(&t).expect("a mobile's instant is indexed").remove(m) {
+                self.spare.push(self.instants.remove(&t).expect("just found"));
             }
-            (i, Some(t)) => {
-                let (i, new) = (i as usize, key(t, m));
-                let old = std::mem::replace(&mut self.heap[i], new);
-                if new < old {
-                    self.sift_up(i);
-                } else if new > old {
-                    self.sift_down(i);
-                }
-            }
-            (i, None) => {
-                self.place[m] = NONE;
-                let last = self.heap.pop().expect("a placed mobile is in the heap");
-                let i = i as usize;
-                if i < self.heap.len() {
-                    let old = std::mem::replace(&mut self.heap[i], last);
-                    if last < old {
-                        self.sift_up(i);
-                    } else {
-                        self.sift_down(i);
-                    }
-                }
-            }
+        }
+        if let Some(t) = due {
+            let (n, spare) = (self.at.len(), &mut self.spare);
+            self.instants.entry(t).or_insert_with(|| spare.pop().unwrap_or_else(|| Mobiles::new(n))).insert(m);
         }
     }
 
     /// The earliest (instant, mobile).
     pub fn first(&self) -> Option<(SimTime, u32)> {
-        self.heap.first().map(|&k| (instant(k), mobile(k) as u32))
+        self.instants.first_key_value().map(|(&t, set)| (t, set.first()))
     }
 
-    /// Appends to `out` the mobiles with something due at or before `t`, in no
-    /// particular order: a walk down from the root that stops below any entry after `t`
-    /// (the heap's order puts everything under it later still), with `out` as its queue.
+    /// Appends to `out` the mobiles with something due at or before `t`, by instant and,
+    /// at one instant, lowest first.
     pub fn due_by(&self, t: SimTime, out: &mut Vec<u32>) {
-        let bound = key(t, NONE as usize);
-        let visit = |i: usize, out: &mut Vec<u32>| {
-            if let Some(&k) = self.heap.get(i).filter(|&&k| k <= bound) {
-                out.push(mobile(k) as u32);
-            }
-        };
-        let mut next = out.len();
-        visit(0, out);
-        while let Some(&m) = out.get(next) {
-            let i = self.place[m as usize] as usize;
-            visit(2 * i + 1, out);
-            visit(2 * i + 2, out);
-            next += 1;
+        for set in self.instants.range(..=t).map(|(_, set)| set) {
+            out.extend(set.iter());
         }
     }
 
     /// Every (instant, mobile), earliest first.
     #[cfg(test)]
     pub fn entries(&self) -> Vec<(SimTime, u32)> {
-        let mut keys = self.heap.clone();
-        keys.sort_unstable();
-        keys.into_iter().map(|k| (instant(k), mobile(k) as u32)).collect()
-    }
-
-    /// Moves the key at `i` up to its place (a hole moves up; the key is written once).
-    fn sift_up(&mut self, mut i: usize) {
-        let k = self.heap[i];
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            let p = self.heap[parent];
-            if p < k {
-                break;
-            }
-            self.put(i, p);
-            i = parent;
-        }
-        self.put(i, k);
-    }
-
-    /// Moves the key at `i` down to its place.
-    fn sift_down(&mut self, mut i: usize) {
-        let (k, n) = (self.heap[i], self.heap.len());
-        loop {
-            let mut c = 2 * i + 1;
-            if c >= n {
-                break;
-            }
-            if c + 1 < n && self.heap[c + 1] < self.heap[c] {
-                c += 1;
-            }
-            let child = self.heap[c];
-            if k < child {
-                break;
-            }
-            self.put(i, child);
-            i = c;
-        }
-        self.put(i, k);
-    }
-
-    fn put(&mut self, i: usize, k: u128) {
-        self.heap[i] = k;
-        self.place[mobile(k)] = i as u32;
+        self.instants.iter().flat_map(|(&t, set)| set.iter().map(move |m| (t, m))).collect()
     }
 }
 
@@ -162,16 +130,17 @@ mod tests {
             rng_seed: proptest::test_runner::RngSeed::Fixed(1),
             ..ProptestConfig::default()
         })]
-        /// Any sequence of moves leaves the heap holding exactly what an ordered set of
+        /// Any sequence of moves leaves the index holding exactly what an ordered set of
         /// (instant, mobile) holds: the same first entry, the same entries due by any
-        /// instant, every mobile's place where its key is.
+        /// instant, in order; every mobile's instant its last move's.
         #[test]
-        fn the_heap_holds_what_an_ordered_set_holds(
-            moves in prop::collection::vec((0usize..40, prop::option::of(0u64..30)), 1..400),
+        fn the_index_holds_what_an_ordered_set_holds(
+            moves in prop::collection::vec((0usize..130, prop::option::of(0u64..30)), 1..400),
             probes in prop::collection::vec(0u64..32, 1..8),
         ) {
-            let mut index = DueIndex::new(40);
-            let (mut set, mut at) = (BTreeSet::new(), vec![None; 40]);
+            // 130 mobiles: three words a set, the last one partly used.
+            let mut index = DueIndex::new(130);
+            let (mut set, mut at) = (BTreeSet::new(), vec![None; 130]);
             for (m, due) in moves {
                 let due = due.map(SimTime);
                 index.set(m, due);
@@ -182,17 +151,13 @@ mod tests {
                     set.insert((t, m as u32));
                 }
                 prop_assert_eq!(index.first(), set.first().copied());
-                for (i, &k) in index.heap.iter().enumerate() {
-                    prop_assert_eq!(index.place[mobile(k)] as usize, i);
-                }
+                prop_assert_eq!(&index.at, &at);
             }
             prop_assert_eq!(index.entries(), set.iter().copied().collect::<Vec<_>>());
             for t in probes {
                 let mut got = Vec::new();
                 index.due_by(SimTime(t), &mut got);
-                got.sort_unstable();
-                let mut want: Vec<u32> = set.range(..=(SimTime(t), u32::MAX)).map(|&(_, m)| m).collect();
-                want.sort_unstable();
+                let want: Vec<u32> = set.range(..=(SimTime(t), u32::MAX)).map(|&(_, m)| m).collect();
                 prop_assert_eq!(got, want);
             }
         }
