@@ -3,24 +3,26 @@
 //! cell. At one instant the lower index comes first, as a scan of every mobile would
 //! take them.
 //!
-//! The instants in an ordered map, each with its mobiles as a bit set. A cell's due
+//! The instants in a sorted vector, each with its mobiles as a bit set. A cell's due
 //! instants are few whatever its size (frame or TTI boundaries, and fixed delays after
 //! them), so moving a mobile from one to another is a bit cleared and a bit set in a
-//! map of a few keys. An indexed binary heap of (instant, mobile) keys, before, sifted
+//! list of a few entries (a cell whose mobiles were due at many distinct instants would
+//! pay a shift of that list a move, and a set of N bits an instant). A `BTreeMap` cost
+//! a one-mobile cell (Koga et al.'s) a node allocated and freed at every move, its only
+//! instant emptied and made again. An indexed binary heap of (instant, mobile) keys, before, sifted
 //! nearly every move from the root to a leaf (a mobile's next frame is behind all the
 //! others'): log₂ N steps, at 1,000 mobiles of a CDMA2000-1x cell a third of the run's
 //! instructions (docs/performance.md, "The cell's due mobiles by instant"). Keys are
 //! distinct (one instant per mobile), so the order is total and the same on any
 //! executor.
 
-use std::collections::BTreeMap;
 use xlayer_proto::SimTime;
 
 pub(crate) struct DueIndex {
     /// Each mobile's instant, if it has one.
     at: Vec<Option<SimTime>>,
-    /// The instants some mobile has due, with those mobiles.
-    instants: BTreeMap<SimTime, Mobiles>,
+    /// The instants some mobile has due, earliest first, with those mobiles.
+    instants: Vec<(SimTime, Mobiles)>,
     /// Sets emptied, for the next new instant: a run in its steady state allocates none.
     spare: Vec<Mobiles>,
 }
@@ -77,7 +79,7 @@ impl Mobiles {
 impl DueIndex {
     pub fn new(mobiles: usize) -> Self {
         assert!(mobiles < u32::MAX as usize, "a cell has fewer than 2^32 - 1 mobiles");
-        DueIndex { at: vec![None; mobiles], instants: BTreeMap::new(), spare: Vec::new() }
+        DueIndex { at: vec![None; mobiles], instants: Vec::new(), spare: Vec::new() }
     }
 
     /// Mobile `m` has `due` next (after a change to what it has pending).
@@ -87,25 +89,35 @@ impl DueIndex {
             return;
         }
         if let Some(t) = old {
-            if self.instants.get_mut(&t).expect("a mobile's instant is indexed").remove(m) {
-                self.spare.push(self.instants.remove(&t).expect("just found"));
+            let i = self.place(t);
+            if self.instants[i].1.remove(m) {
+                self.spare.push(self.instants.remove(i).1);
             }
         }
         if let Some(t) = due {
-            let (n, spare) = (self.at.len(), &mut self.spare);
-            self.instants.entry(t).or_insert_with(|| spare.pop().unwrap_or_else(|| Mobiles::new(n))).insert(m);
+            let i = self.place(t);
+            if self.instants.get(i).is_none_or(|&(at, _)| at != t) {
+                let set = self.spare.pop().unwrap_or_else(|| Mobiles::new(self.at.len()));
+                self.instants.insert(i, (t, set));
+            }
+            self.instants[i].1.insert(m);
         }
+    }
+
+    /// Where instant `t` is in `instants`, or would go.
+    fn place(&self, t: SimTime) -> usize {
+        self.instants.partition_point(|&(at, _)| at < t)
     }
 
     /// The earliest (instant, mobile).
     pub fn first(&self) -> Option<(SimTime, u32)> {
-        self.instants.first_key_value().map(|(&t, set)| (t, set.first()))
+        self.instants.first().map(|(t, set)| (*t, set.first()))
     }
 
     /// Appends to `out` the mobiles with something due at or before `t`, by instant and,
     /// at one instant, lowest first.
     pub fn due_by(&self, t: SimTime, out: &mut Vec<u32>) {
-        for set in self.instants.range(..=t).map(|(_, set)| set) {
+        for (_, set) in self.instants.iter().take_while(|&&(at, _)| at <= t) {
             out.extend(set.iter());
         }
     }
@@ -113,7 +125,7 @@ impl DueIndex {
     /// Every (instant, mobile), earliest first.
     #[cfg(test)]
     pub fn entries(&self) -> Vec<(SimTime, u32)> {
-        self.instants.iter().flat_map(|(&t, set)| set.iter().map(move |m| (t, m))).collect()
+        self.instants.iter().flat_map(|(t, set)| set.iter().map(move |m| (*t, m))).collect()
     }
 }
 
