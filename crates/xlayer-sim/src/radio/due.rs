@@ -7,14 +7,14 @@
 //! instants are few whatever its size (frame or TTI boundaries, and fixed delays after
 //! them), so moving a mobile from one to another is a bit cleared and a bit set in a
 //! list of a few entries (a cell whose mobiles were due at many distinct instants would
-//! pay a shift of that list a move, and a set of N bits an instant). A `BTreeMap` cost
-//! a one-mobile cell (Koga et al.'s) a node allocated and freed at every move, its only
-//! instant emptied and made again. An indexed binary heap of (instant, mobile) keys, before, sifted
-//! nearly every move from the root to a leaf (a mobile's next frame is behind all the
-//! others'): log₂ N steps, at 1,000 mobiles of a CDMA2000-1x cell a third of the run's
-//! instructions (docs/performance.md, "The cell's due mobiles by instant"). Keys are
-//! distinct (one instant per mobile), so the order is total and the same on any
-//! executor.
+//! pay a shift of that list a move, and a set of N bits an instant). An indexed binary
+//! heap of (instant, mobile) keys, before, sifted nearly every move from the root to a
+//! leaf (a mobile's next frame is behind all the others'): log₂ N steps, at 1,000
+//! mobiles of a CDMA2000-1x cell a third of the run's instructions. A `BTreeMap` of the
+//! instants cost a one-mobile cell (Koga et al.'s) a node freed and allocated at every
+//! move, its only instant emptied and made again (docs/performance.md, "The cell's due
+//! mobiles by instant"). Keys are distinct (one instant per mobile), so the order is
+//! total and the same on any executor.
 
 use xlayer_proto::SimTime;
 
