@@ -1,4 +1,5 @@
-//! MAC-layer schedulers as pure functions: given the users' instantaneous rates, their
-//! averages and who has data, pick who transmits; the link model owns all state.
+//! MAC-layer schedulers: given the users' instantaneous rates and who has data, pick who
+//! transmits. A scheduler keeps its own averages; the link model owns the channels and
+//! the queues.
 
 pub mod pf;

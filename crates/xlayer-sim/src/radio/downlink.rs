@@ -16,9 +16,10 @@
 //! The slot clock runs whether or not there is traffic: slot k spans [kτ, (k+1)τ) and
 //! the channel time is `warmup + t` (the warm-up is simulated at construction by the
 //! saturated shadow scheduler, `saturated.rs`). Per slot the work is one step of every
-//! receiver's fading (all receivers' generators together, `JakesBank`), one rate per
-//! receiver (the shadow reuses the rates of the slot before: only the receiver served
-//! in it can have moved its margin since), and two PF passes; nothing is allocated.
+//! receiver's fading (all receivers' generators together, `JakesBank`) and the two PF
+//! searches (`mac::pf`), each asking the rates of the receivers it must: in a large cell
+//! a few, in a small one all (the shadow reuses the rates the real scheduler asked at
+//! the slot's start: only the receiver served in it can have moved its margin since).
 //!
 //! Element agents (`xlayer_proto::agents::element`), one per receiver queue or none, see
 //! each packet the queue accepts (`on_enqueue`, at its arrival) and each packet a
@@ -39,7 +40,7 @@ pub use spec::{ClampApSpec, DownlinkSpec, FadingSpec};
 
 use crate::channel::fading::JakesBank;
 use crate::link::{DropCause, Enqueued, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
-use crate::mac::pf;
+use crate::mac::pf::{Pf, WALK_FROM};
 use crate::scenario::units::QueueLimit;
 use margin::Margin;
 use phy::{Channel, Phy};
@@ -107,19 +108,21 @@ pub struct SharedDownlink {
     /// (node, receiver), sorted by node.
     by_node: Vec<(u32, u32)>,
     queues: Vec<UserQueue>,
-    /// μ_i of each receiver at the start of the current slot (`Phy::slot_rate`).
+    /// Receivers whose queue may have filled or emptied since the slot began: the
+    /// scheduler learns at the next slot's start (eq. (19) serves the queues backlogged
+    /// then).
+    touched: Vec<usize>,
+    /// The real scheduler.
+    pf: Pf,
+    /// μ_i of a receiver as asked at the start of the slot `rated[i] - 1` (`Phy::slot_rate`):
+    /// the shadow reuses it at the slot's end.
     rate: Vec<f64>,
-    /// r_i of the real scheduler.
-    avg: Vec<f64>,
+    rated: Vec<u64>,
     /// The receiver served in the current slot and the backoff its rate was chosen at:
     /// its margin may move before the shadow reuses `rate` at the slot's end.
     served: Option<(usize, f64)>,
     margins: Vec<Margin>,
     fails: Vec<u32>,
-    /// Power gain of each receiver at the start of the current slot, and scratch for
-    /// the gains at its end.
-    gain: Vec<f64>,
-    gain_end: Vec<f64>,
     shadow: Saturated,
     /// The cell's capacity: (slot start, bits the saturated shadow got through in all slots
     /// up to and including this one), the last CAPACITY_SLOTS slots.
@@ -140,12 +143,18 @@ pub struct SharedDownlink {
 
 impl SharedDownlink {
     pub fn new(cfg: DownlinkConfig, ctx: &LinkContext<'_>) -> Self {
+        Self::searching(cfg, ctx, ctx.receivers.len() >= WALK_FROM)
+    }
+
+    /// `new`, with the schedulers' search chosen (`Pf::new`'s `walk`): either gives the
+    /// same run.
+    fn searching(cfg: DownlinkConfig, ctx: &LinkContext<'_>, walk: bool) -> Self {
         let n = ctx.receivers.len();
         let slot_s = cfg.slot.as_secs_f64();
         let phy = Phy::new(slot_s, cfg.bandwidth_hz, cfg.max_rate_bps, cfg.mean_snr);
         let channel = match cfg.fading {
             Some((doppler, g)) if n > 0 => {
-                Channel::Jakes(Box::new(JakesBank::new(&spec::jakes_paths(doppler, g, n, ctx), slot_s)))
+                Channel::jakes(JakesBank::new(&spec::jakes_paths(doppler, g, n, ctx), slot_s))
             }
             _ => Channel::Fixed,
         };
@@ -168,14 +177,14 @@ impl SharedDownlink {
             receivers: ctx.receivers.to_vec(),
             by_node,
             queues: (0..n).map(|_| UserQueue::default()).collect(),
+            touched: Vec::new(),
+            pf: Pf::new(&[], cfg.pf_weight, walk),
             rate: vec![0.0; n],
-            avg: vec![0.0; n],
+            rated: vec![0; n],
             served: None,
             margins: vec![margin; n],
             fails: vec![0; n],
-            gain: vec![0.0; n],
-            gain_end: vec![0.0; n],
-            shadow: Saturated::new(n, ewma),
+            shadow: Saturated::new(n, ewma, cfg.pf_weight, walk),
             capacity: VecDeque::new(),
             capacity_base: 0.0,
             agents: Vec::new(),
@@ -186,7 +195,7 @@ impl SharedDownlink {
             metrics: LinkMetrics { rate_bps: cfg.max_rate_bps, ..Default::default() },
             stats: vec![UserStats::default(); n],
         };
-        link.warm_up(warm_slots);
+        link.warm_up(warm_slots, walk);
         link
     }
 
@@ -199,31 +208,32 @@ impl SharedDownlink {
 
     /// Saturated virtual traffic over channel time [0, warmup): margins adapt, the
     /// shadow's PF averages seed the real scheduler's, μ_c starts from its estimate.
-    fn warm_up(&mut self, slots: u64) {
+    fn warm_up(&mut self, slots: u64, walk: bool) {
         let slot_s = self.rules.phy.slot_s;
-        self.fill_gains(0.0, true);
+        self.channel.advance(0.0);
         for k in 1..=slots {
-            self.fill_gains(k as f64 * slot_s, false);
-            self.fill_rates();
-            let (rate, start, end) = (&self.rate, &self.gain, &self.gain_end);
-            self.shadow.slot(&self.rules, rate, start, end, &mut self.margins, Some(WARMUP_PACKET_BYTES));
-            std::mem::swap(&mut self.gain, &mut self.gain_end);
+            self.channel.advance(k as f64 * slot_s);
+            self.shadow_slot(0, Some(WARMUP_PACKET_BYTES));
         }
-        self.avg.copy_from_slice(&self.shadow.avg);
+        let averages: Vec<f64> = (0..self.receivers.len()).map(|i| self.shadow.pf.average(i)).collect();
+        self.pf = Pf::new(&averages, self.rules.pf_weight, walk);
     }
 
-    /// Gains at channel time `t_s` into `gain` (start) or `gain_end`.
-    fn fill_gains(&mut self, t_s: f64, start: bool) {
-        let dst = if start { &mut self.gain } else { &mut self.gain_end };
-        self.channel.gains(t_s, dst);
-    }
-
-    /// Every receiver's μ_i from the gains at the slot start and its margin.
-    fn fill_rates(&mut self) {
-        let phy = self.rules.phy;
-        for ((r, &g), m) in self.rate.iter_mut().zip(&self.gain).zip(&self.margins) {
-            *r = phy.slot_rate(g, m.backoff());
-        }
+    /// The shadow's slot that has just ended (the channel is at its end): the rates
+    /// the real scheduler asked at its start for that slot (`rated == asked`), the others'
+    /// from the gains at its start. The bits it got through.
+    fn shadow_slot(&mut self, asked: u64, packet_bytes: Option<u64>) -> f64 {
+        let (phy, channel, margins) = (self.rules.phy, &self.channel, &self.margins);
+        let (rate, rated) = (&self.rate, &self.rated);
+        let served = self.shadow.pf.serve(phy.max_slot_rate(), |i| {
+            if rated[i] == asked && asked > 0 {
+                rate[i]
+            } else {
+                phy.slot_rate(channel.gain_before(i), margins[i].backoff())
+            }
+        });
+        let gains = served.map_or((0.0, 0.0), |(i, _)| (channel.gain_before(i), channel.gain(i)));
+        self.shadow.slot(&self.rules, served, gains, &mut self.margins, packet_bytes)
     }
 
     fn slot_time(&self, k: u64) -> SimTime {
@@ -235,10 +245,8 @@ impl SharedDownlink {
         while self.slot_time(self.next_slot) <= now {
             let k = self.next_slot;
             let t = self.slot_time(k);
-            if k == 0 {
-                self.fill_gains(self.warmup_s, true);
-            } else {
-                self.fill_gains(self.warmup_s + t.as_secs_f64(), false);
+            self.channel.advance(self.warmup_s + t.as_secs_f64());
+            if k > 0 {
                 self.end_slot(t);
                 // The shadow's slot started with the real one's: the same gains, and the
                 // same margins except the served receiver's, which the outcome may move.
@@ -247,13 +255,11 @@ impl SharedDownlink {
                 if let Some((u, was)) = self.served {
                     let backoff = self.margins[u].backoff();
                     if backoff.to_bits() != was.to_bits() {
-                        self.rate[u] = self.rules.phy.slot_rate(self.gain[u], backoff);
+                        self.rate[u] = self.rules.phy.slot_rate(self.channel.gain_before(u), backoff);
                     }
                 }
-                let (rate, start, end) = (&self.rate, &self.gain, &self.gain_end);
-                let bits = self.shadow.slot(&self.rules, rate, start, end, &mut self.margins, None);
+                let bits = self.shadow_slot(k, None);
                 self.record_capacity(self.slot_time(k - 1), bits);
-                std::mem::swap(&mut self.gain, &mut self.gain_end);
             }
             self.start_slot(t);
             self.next_slot += 1;
@@ -272,7 +278,8 @@ impl SharedDownlink {
     /// The slot in the air ends at `t`: did it get through (§V-B error rule)?
     fn end_slot(&mut self, t: SimTime) {
         let Some(s) = self.current.take() else { return };
-        if !self.rules.phy.fails_after(s.bits, s.snr, self.gain_end[s.user]) {
+        self.touched.push(s.user);
+        if !self.rules.phy.fails_after(s.bits, s.snr, self.channel.gain(s.user)) {
             self.fails[s.user] = 0;
             self.deliver(s, t, t);
             return;
@@ -319,19 +326,28 @@ impl SharedDownlink {
     /// Slot boundary `t`: schedule the next slot (Andrew & Hanly eq. (19)).
     fn start_slot(&mut self, t: SimTime) {
         let slot_s = self.rules.phy.slot_s;
-        self.fill_rates();
-        let queues = &self.queues;
-        let served = pf::serve(&self.rate, &mut self.avg, |i| !queues[i].is_empty(), self.rules.pf_weight);
-        self.served = served.map(|u| (u, self.margins[u].backoff()));
-        let Some(user) = served else { return };
-        let bits = self.rate[user] * slot_s;
+        for i in self.touched.drain(..) {
+            self.pf.set_backlogged(i, !self.queues[i].is_empty());
+        }
+        let asked = self.next_slot + 1;
+        let (phy, channel, margins) = (self.rules.phy, &self.channel, &self.margins);
+        let (rate, rated) = (&mut self.rate, &mut self.rated);
+        let served = self.pf.serve(phy.max_slot_rate(), |i| {
+            rate[i] = phy.slot_rate(channel.gain(i), margins[i].backoff());
+            rated[i] = asked;
+            rate[i]
+        });
+        self.served = served.map(|(u, _)| (u, self.margins[u].backoff()));
+        let Some((user, rate)) = served else { return };
+        let bits = rate * slot_s;
         let plan = self.queues[user].plan((bits / 8.0) as u64);
         self.stats[user].attempts += 1;
         self.metrics.tx_units += 1;
-        let snr = self.rules.phy.snr(self.gain[user], self.margins[user].backoff());
+        let snr = self.rules.phy.snr(self.channel.gain(user), self.margins[user].backoff());
         let s = InAir { user, bits, snr, plan };
         if matches!(self.channel, Channel::Fixed) {
             // Never fails: the outcome is known now, and packets leave mid-slot.
+            self.touched.push(user);
             self.deliver(s, t, t + self.slot);
         } else {
             self.current = Some(s);
@@ -365,7 +381,7 @@ impl SharedDownlink {
     }
     /// r_i of the real scheduler (bit/s).
     pub fn pf_average_bps(&self, user: usize) -> f64 {
-        self.avg[user]
+        self.pf.average(user)
     }
     /// A gauge of the element agent at a receiver's queue, if there is one and it has
     /// a gauge of that name.
@@ -390,6 +406,7 @@ impl SharedDownlink {
             return;
         }
         q.push(pkt);
+        self.touched.push(user);
         if let Some(agent) = self.agents.get_mut(user) {
             let view = q.view(self.shadow.rate_bps(user)); // counts the arriving packet
             agent.on_enqueue(now, &view, q.back_mut().expect("just pushed"));
@@ -450,5 +467,88 @@ impl LinkModel for SharedDownlink {
     fn metrics(&self, _now: SimTime) -> LinkMetrics {
         let (packets, bytes) = self.queues.iter().fold((0, 0), |(n, b), q| (n + q.len() as u64, b + q.held_bytes()));
         LinkMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xlayer_proto::{Addr, Dir, FlowId, TrafficClass, Transport, UdpHeader};
+
+    /// A receiver's counters, PF average, μ_c and margin (as bits).
+    type Receiver = (UserStats, u64, u64, u64);
+
+    /// Everything a run shows of a cell: each receiver's state, and each delivery's time
+    /// and packet.
+    fn run(walk: bool) -> (Vec<Receiver>, Vec<(SimTime, u64)>) {
+        let receivers: Vec<u32> = (10..34).collect();
+        let cfg = DownlinkConfig {
+            slot: SimDur::from_millis(3),
+            bandwidth_hz: 4.3e6,
+            max_rate_bps: 10e6,
+            mean_snr: 4.0,
+            fading: Some((60.0, 20)),
+            max_attempts: 4,
+            target_loss: 1e-2,
+            target_slot_failure: None,
+            margin_step: 0.05,
+            margin_db: None,
+            pf_weight: 0.03,
+            air_delay: SimDur::from_millis(1),
+            queue: QueueLimit::Bytes(60_000),
+            warmup: SimDur::from_secs(2),
+            rate_window: SimDur::from_secs(1),
+        };
+        let stream = |p: &str| crate::engine::stream(5, 0, p);
+        let mut l =
+            SharedDownlink::searching(cfg, &LinkContext { index: 0, receivers: &receivers, stream: &stream }, walk);
+        let (mut out, mut uid, mut burst) = (Vec::new(), 0, 0);
+        let end = SimTime::ZERO + SimDur::from_secs(20);
+        while let Some(now) = l.poll_timeout().filter(|&t| t <= end) {
+            l.handle_timeout(now);
+            while let Some(o) = l.poll_output() {
+                if let LinkOutput::Delivered { pkt, .. } = o {
+                    out.push((now, pkt.uid));
+                }
+            }
+            // On-off traffic: bursts to a changing third of the receivers every 30 ms,
+            // so that queues fill and drain.
+            if now >= SimTime::ZERO + SimDur::from_millis(30 * burst) {
+                burst += 1;
+                for (i, &r) in receivers.iter().enumerate().filter(|(i, _)| (i + burst as usize).is_multiple_of(3)) {
+                    for _ in 0..1 + i % 4 {
+                        uid += 1;
+                        let pkt = Packet {
+                            uid,
+                            flow: FlowId(r),
+                            dir: Dir::Forward,
+                            src: Addr(0),
+                            dst: Addr(r),
+                            size_bytes: 1500,
+                            sent_at: now,
+                            class: TrafficClass::BestEffort,
+                            transport: Transport::Udp(UdpHeader { seq: uid, payload_bytes: 1472 }),
+                            notes: None,
+                        };
+                        l.enqueue(now, pkt, NextHop::One(r));
+                    }
+                }
+            }
+        }
+        let users = (0..receivers.len())
+            .map(|u| {
+                let bits = |x: f64| x.to_bits();
+                (l.user_stats(u), bits(l.pf_average_bps(u)), bits(l.potential_rate_bps(u)), bits(l.margin_db(u)))
+            })
+            .collect();
+        (users, out)
+    }
+
+    #[test]
+    fn scanning_and_walking_schedulers_give_the_same_run() {
+        let (scan, walk) = (run(false), run(true));
+        assert!(scan.1.len() > 5_000, "{} deliveries", scan.1.len());
+        assert!(scan.0.iter().all(|(s, ..)| s.failures > 0 && s.delivered_packets > 0));
+        assert_eq!(scan, walk);
     }
 }

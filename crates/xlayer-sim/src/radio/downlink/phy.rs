@@ -8,18 +8,47 @@ use crate::channel::fading::JakesBank;
 /// slot carries τ_slot·C_max and never fails) or one Jakes process per receiver.
 pub(crate) enum Channel {
     Fixed,
-    /// One generator per receiver, all sampled together on the slot grid.
-    Jakes(Box<JakesBank>),
+    /// One generator per receiver, all sampled together on the slot grid: the gains at
+    /// the last instant and at the one before.
+    Jakes {
+        bank: Box<JakesBank>,
+        now: Vec<f64>,
+        before: Vec<f64>,
+        t: Option<f64>,
+    },
 }
 
 impl Channel {
-    /// Power gain of every receiver at channel time `t_s` into `out` (unit mean; infinite
-    /// for the fixed channel, which makes (18) saturate at C_max and the error test never
-    /// fire).
-    pub(crate) fn gains(&mut self, t_s: f64, out: &mut [f64]) {
+    pub(crate) fn jakes(bank: JakesBank) -> Self {
+        let n = bank.len();
+        Channel::Jakes { bank: Box::new(bank), now: vec![0.0; n], before: vec![0.0; n], t: None }
+    }
+
+    /// Move the channel to time `t_s` (the instant it was at becomes the one before).
+    pub(crate) fn advance(&mut self, t_s: f64) {
+        if let Channel::Jakes { bank, now, before, t } = self {
+            if *t != Some(t_s) {
+                std::mem::swap(now, before);
+                bank.gains(t_s, now);
+                *t = Some(t_s);
+            }
+        }
+    }
+
+    /// Power gain of receiver `i` at the channel's time (unit mean; infinite for the
+    /// fixed channel, which makes (18) saturate at C_max and the error test never fire).
+    pub(crate) fn gain(&self, i: usize) -> f64 {
         match self {
-            Channel::Fixed => out.fill(f64::INFINITY),
-            Channel::Jakes(bank) => bank.gains(t_s, out),
+            Channel::Fixed => f64::INFINITY,
+            Channel::Jakes { now, .. } => now[i],
+        }
+    }
+
+    /// `gain` at the instant before.
+    pub(crate) fn gain_before(&self, i: usize) -> f64 {
+        match self {
+            Channel::Fixed => f64::INFINITY,
+            Channel::Jakes { before, .. } => before[i],
         }
     }
 }
@@ -54,6 +83,11 @@ impl Phy {
         let saturation_snr = cap_snr * (1.0 + 1e-9);
         let saturated_rate = slot_s * max_rate_bps / slot_s;
         Phy { slot_s, bandwidth_hz, max_rate_bps, mean_snr, saturation_snr, saturated_rate, cap_snr }
+    }
+
+    /// The largest `slot_rate`: C_max.
+    pub fn max_slot_rate(&self) -> f64 {
+        self.saturated_rate
     }
 
     /// `slot_bits(gain, backoff) / slot_s` (bit/s), the μ_i of the proportional-fair

@@ -11,14 +11,17 @@
 
 use super::margin::Margin;
 use super::phy::Phy;
-use crate::mac::pf;
+use crate::mac::pf::{self, Pf};
 
 pub(crate) struct Saturated {
-    /// r_i of its proportional-fair scheduler.
-    pub avg: Vec<f64>,
-    /// Potential goodput per receiver, bits/s: `sum / norm`, an EWMA corrected for its
-    /// start from zero (so the estimate is unbiased from the first slot).
+    /// Its proportional-fair scheduler: every receiver backlogged.
+    pub pf: Pf,
+    /// Potential goodput per receiver, bits/s: `sum·scale / norm`, an EWMA corrected for
+    /// its start from zero (so the estimate is unbiased from the first slot). Every
+    /// estimate decays by the same factor a slot, so the factor is kept once (`scale`),
+    /// as the scheduler keeps its averages.
     sum: Vec<f64>,
+    scale: f64,
     norm: f64,
     ewma: f64,
     /// Virtual packets: bytes of the current one already sent, consecutive failures.
@@ -35,28 +38,30 @@ pub(crate) struct SlotRules {
 }
 
 impl Saturated {
-    /// `ewma`: weight of one slot in the μ_c average (slot / averaging window).
-    pub fn new(n: usize, ewma: f64) -> Self {
-        Saturated { avg: vec![0.0; n], sum: vec![0.0; n], norm: 0.0, ewma, offset: vec![0; n], fails: vec![0; n] }
+    /// `ewma`: weight of one slot in the μ_c average (slot / averaging window); `walk`:
+    /// the scheduler's search (`Pf::new`).
+    pub fn new(n: usize, ewma: f64, pf_weight: f64, walk: bool) -> Self {
+        let mut pf = Pf::new(&vec![0.0; n], pf_weight, walk);
+        (0..n).for_each(|i| pf.set_backlogged(i, true));
+        Saturated { pf, sum: vec![0.0; n], scale: 1.0, norm: 0.0, ewma, offset: vec![0; n], fails: vec![0; n] }
     }
 
-    /// One slot: `rate` holds each receiver's μ_i at the slot start (`Phy::slot_rate` of
-    /// its gain there, `start`, and its margin), `end` the gains at its end. With `packet_bytes`, virtual
-    /// packets of that size feed the margins' adaptation (warm-up only).
+    /// One slot's outcome: `served` is the receiver its scheduler chose (`pf.serve`) and
+    /// its μ_i, `(start, end)` that receiver's gains at the slot's start and end. With
+    /// `packet_bytes`, virtual packets of that size feed the margins' adaptation (warm-up
+    /// only). The bits it got through.
     pub fn slot(
         &mut self,
         r: &SlotRules,
-        rate: &[f64],
-        start: &[f64],
-        end: &[f64],
+        served: Option<(usize, f64)>,
+        (start, end): (f64, f64),
         margins: &mut [Margin],
         packet_bytes: Option<u64>,
     ) -> f64 {
-        let served = pf::serve(rate, &mut self.avg, |_| true, r.pf_weight);
         let mut got = None;
-        if let Some(i) = served {
-            let bits = rate[i] * r.phy.slot_s;
-            let ok = !r.phy.fails_after(bits, r.phy.snr(start[i], margins[i].backoff()), end[i]);
+        if let Some((i, rate)) = served {
+            let bits = rate * r.phy.slot_s;
+            let ok = !r.phy.fails_after(bits, r.phy.snr(start, margins[i].backoff()), end);
             if ok {
                 got = Some((i, bits));
             }
@@ -65,13 +70,13 @@ impl Saturated {
             }
         }
         // Every estimate moves towards 0, then the one that got bits is redone from its
-        // old value: the same arithmetic as one update each, in a loop that vectorises.
-        let kept = got.map(|(i, _)| self.sum[i]);
-        for est in &mut self.sum {
-            *est += self.ewma * (0.0 - *est);
+        // old value.
+        let kept = got.map(|(i, _)| self.sum[i] * self.scale);
+        if let Some(fold) = pf::decay_scale(&mut self.scale, 1.0 - self.ewma) {
+            self.sum.iter_mut().for_each(|s| *s *= fold);
         }
         if let (Some((i, bits)), Some(old)) = (got, kept) {
-            self.sum[i] = old + self.ewma * (bits / r.phy.slot_s - old);
+            self.sum[i] = (old + self.ewma * (bits / r.phy.slot_s - old)) / self.scale;
         }
         self.norm += self.ewma * (1.0 - self.norm);
         got.map_or(0.0, |(_, bits)| bits)
@@ -80,7 +85,7 @@ impl Saturated {
     /// μ_c of receiver `i`, bits/s (0 before the first slot).
     pub fn rate_bps(&self, i: usize) -> f64 {
         if self.norm > 0.0 {
-            self.sum[i] / self.norm
+            self.sum[i] * self.scale / self.norm
         } else {
             0.0
         }
