@@ -15,11 +15,13 @@
 //!
 //! The slot clock runs whether or not there is traffic: slot k spans [kτ, (k+1)τ) and
 //! the channel time is `warmup + t` (the warm-up is simulated at construction by the
-//! saturated shadow scheduler, `saturated.rs`). Per slot the work is one step of every
-//! receiver's fading (all receivers' generators together, `JakesBank`) and the two PF
-//! searches (`mac::pf`), each asking the rates of the receivers it must: in a large cell
-//! a few, in a small one all (the shadow reuses the rates the real scheduler asked at
-//! the slot's start: only the receiver served in it can have moved its margin since).
+//! saturated shadow scheduler, `saturated.rs`). Per slot the work is one step of the
+//! fading's shared phasors (`JakesBank`) and the two PF searches (`mac::pf`), each
+//! asking the rates of the receivers it must: in a large cell a few, in a small one all
+//! (the shadow reuses the rates the real scheduler asked at the slot's start: only the
+//! receiver served in it can have moved its margin since). A rate needs its receiver's
+//! gain, which the bank gives on demand, so a slot's cost does not grow with the number
+//! of receivers.
 //!
 //! Element agents (`xlayer_proto::agents::element`), one per receiver queue or none, see
 //! each packet the queue accepts (`on_enqueue`, at its arrival) and each packet a
@@ -154,7 +156,7 @@ impl SharedDownlink {
         let phy = Phy::new(slot_s, cfg.bandwidth_hz, cfg.max_rate_bps, cfg.mean_snr);
         let channel = match cfg.fading {
             Some((doppler, g)) if n > 0 => {
-                Channel::jakes(JakesBank::new(&spec::jakes_paths(doppler, g, n, ctx), slot_s))
+                Channel::Jakes(Box::new(JakesBank::new(&spec::jakes_paths(doppler, g, n, ctx), slot_s)))
             }
             _ => Channel::Fixed,
         };

@@ -8,30 +8,15 @@ use crate::channel::fading::JakesBank;
 /// slot carries τ_slot·C_max and never fails) or one Jakes process per receiver.
 pub(crate) enum Channel {
     Fixed,
-    /// One generator per receiver, all sampled together on the slot grid: the gains at
-    /// the last instant and at the one before.
-    Jakes {
-        bank: Box<JakesBank>,
-        now: Vec<f64>,
-        before: Vec<f64>,
-        t: Option<f64>,
-    },
+    /// One generator per receiver, all on the slot grid, each receiver's gain on demand.
+    Jakes(Box<JakesBank>),
 }
 
 impl Channel {
-    pub(crate) fn jakes(bank: JakesBank) -> Self {
-        let n = bank.len();
-        Channel::Jakes { bank: Box::new(bank), now: vec![0.0; n], before: vec![0.0; n], t: None }
-    }
-
     /// Move the channel to time `t_s` (the instant it was at becomes the one before).
     pub(crate) fn advance(&mut self, t_s: f64) {
-        if let Channel::Jakes { bank, now, before, t } = self {
-            if *t != Some(t_s) {
-                std::mem::swap(now, before);
-                bank.gains(t_s, now);
-                *t = Some(t_s);
-            }
+        if let Channel::Jakes(bank) = self {
+            bank.advance(t_s);
         }
     }
 
@@ -40,7 +25,7 @@ impl Channel {
     pub(crate) fn gain(&self, i: usize) -> f64 {
         match self {
             Channel::Fixed => f64::INFINITY,
-            Channel::Jakes { now, .. } => now[i],
+            Channel::Jakes(bank) => bank.gain(i),
         }
     }
 
@@ -48,7 +33,7 @@ impl Channel {
     pub(crate) fn gain_before(&self, i: usize) -> f64 {
         match self {
             Channel::Fixed => f64::INFINITY,
-            Channel::Jakes { before, .. } => before[i],
+            Channel::Jakes(bank) => bank.gain_before(i),
         }
     }
 }
