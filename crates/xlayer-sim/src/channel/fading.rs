@@ -208,6 +208,12 @@ pub struct JakesBank {
     /// (cos, sin)(ω_n·t) at the current instant `t`, and at the previous one.
     now: Vec<(f64, f64)>,
     before: Vec<(f64, f64)>,
+    /// Gains already computed at the current instant and at the previous one, each with
+    /// the number of the instant it is for (instants are numbered from 2 as the clock
+    /// moves, so the 0 of an empty entry is never current).
+    known_now: Vec<(u64, f64)>,
+    known_before: Vec<(u64, f64)>,
+    instant: u64,
     t: f64,
     /// Steps since the last exact anchor (0: none yet).
     steps: u32,
@@ -233,6 +239,9 @@ impl JakesBank {
             turn,
             now: vec![(1.0, 0.0); g],
             before: vec![(1.0, 0.0); g],
+            known_now: vec![(0, 0.0); paths.len()],
+            known_before: vec![(0, 0.0); paths.len()],
+            instant: 2,
             t: 0.0,
             steps: 0,
         }
@@ -254,6 +263,8 @@ impl JakesBank {
             return;
         }
         std::mem::swap(&mut self.now, &mut self.before);
+        std::mem::swap(&mut self.known_now, &mut self.known_before);
+        self.instant += 1;
         if self.steps > 0 && self.steps < REANCHOR && ((t_s - self.t) - self.dt).abs() <= 1e-9 * self.dt {
             for ((z, &(zr, zi)), &(c, s)) in self.now.iter_mut().zip(&self.before).zip(&self.turn) {
                 *z = (zr * c - zi * s, zi * c + zr * s);
@@ -269,15 +280,27 @@ impl JakesBank {
         self.t = t_s;
     }
 
-    /// Path `p`'s power gain at the current instant.
-    pub fn gain(&self, p: usize) -> f64 {
-        path_gain(self.constants(p), &self.now, &self.amp)
+    /// Path `p`'s power gain at the current instant (computed once an instant).
+    pub fn gain(&mut self, p: usize) -> f64 {
+        let (instant, known) = self.known_now[p];
+        if instant == self.instant {
+            return known;
+        }
+        let g = path_gain(self.constants(p), &self.now, &self.amp);
+        self.known_now[p] = (self.instant, g);
+        g
     }
 
     /// Path `p`'s power gain at the previous instant (the one before the last `advance`
     /// that moved).
-    pub fn gain_before(&self, p: usize) -> f64 {
-        path_gain(self.constants(p), &self.before, &self.amp)
+    pub fn gain_before(&mut self, p: usize) -> f64 {
+        let (instant, known) = self.known_before[p];
+        if instant == self.instant - 1 {
+            return known;
+        }
+        let g = path_gain(self.constants(p), &self.before, &self.amp);
+        self.known_before[p] = (self.instant - 1, g);
+        g
     }
 
     /// Path `p`'s (cos, sin)(θ_{p,n}).

@@ -225,7 +225,7 @@ impl SharedDownlink {
     /// the real scheduler asked at its start for that slot (`rated == asked`), the others'
     /// from the gains at its start. The bits it got through.
     fn shadow_slot(&mut self, asked: u64, packet_bytes: Option<u64>) -> f64 {
-        let (phy, channel, margins) = (self.rules.phy, &self.channel, &self.margins);
+        let (phy, channel, margins) = (self.rules.phy, &mut self.channel, &self.margins);
         let (rate, rated) = (&self.rate, &self.rated);
         let served = self.shadow.pf.serve(phy.max_slot_rate(), |i| {
             if rated[i] == asked && asked > 0 {
@@ -332,7 +332,7 @@ impl SharedDownlink {
             self.pf.set_backlogged(i, !self.queues[i].is_empty());
         }
         let asked = self.next_slot + 1;
-        let (phy, channel, margins) = (self.rules.phy, &self.channel, &self.margins);
+        let (phy, channel, margins) = (self.rules.phy, &mut self.channel, &self.margins);
         let (rate, rated) = (&mut self.rate, &mut self.rated);
         let served = self.pf.serve(phy.max_slot_rate(), |i| {
             rate[i] = phy.slot_rate(channel.gain(i), margins[i].backoff());

@@ -22,7 +22,7 @@ impl Channel {
 
     /// Power gain of receiver `i` at the channel's time (unit mean; infinite for the
     /// fixed channel, which makes (18) saturate at C_max and the error test never fire).
-    pub(crate) fn gain(&self, i: usize) -> f64 {
+    pub(crate) fn gain(&mut self, i: usize) -> f64 {
         match self {
             Channel::Fixed => f64::INFINITY,
             Channel::Jakes(bank) => bank.gain(i),
@@ -30,7 +30,7 @@ impl Channel {
     }
 
     /// `gain` at the instant before.
-    pub(crate) fn gain_before(&self, i: usize) -> f64 {
+    pub(crate) fn gain_before(&mut self, i: usize) -> f64 {
         match self {
             Channel::Fixed => f64::INFINITY,
             Channel::Jakes(bank) => bank.gain_before(i),
