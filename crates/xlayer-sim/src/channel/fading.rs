@@ -195,6 +195,11 @@ impl JakesGrid {
 /// is a pure function of the shared phasors and its constants, whichever call asks for
 /// it. Splitting the angle rounds differently from the direct sum: the gains stay within
 /// 1e-10 of it over a 360 s run, the order of its own rounding (ω_n·t reach 10^5 rad).
+///
+/// A bank of at most `SMALL_BANK` paths (a small cell, whose schedulers ask every gain)
+/// computes all of an instant's gains at its first ask, the paths side by side in
+/// lanes (`PathLanes`): the same operations in the same order as one path's, so the same
+/// bits.
 #[derive(Clone, Debug)]
 pub struct JakesBank {
     /// ω_n and sqrt(2/G)·(cos β_n, sin β_n), shared by every path.
@@ -217,6 +222,50 @@ pub struct JakesBank {
     t: f64,
     /// Steps since the last exact anchor (0: none yet).
     steps: u32,
+    /// A small bank's constants again, in lanes.
+    lanes: Option<PathLanes>,
+}
+
+/// Banks of this many paths or fewer compute an instant's gains together.
+const SMALL_BANK: usize = 8;
+
+/// A small bank's (cos, sin)(θ_{p,n}) generator-major, the paths padded to `width` (4 or
+/// 8) lanes (`[n · width + p]`; a padding lane's gain is never read).
+#[derive(Clone, Debug)]
+struct PathLanes {
+    width: usize,
+    cos: Vec<f64>,
+    sin: Vec<f64>,
+}
+
+impl PathLanes {
+    fn new(paths: &[JakesPath]) -> Option<Self> {
+        if paths.len() > SMALL_BANK {
+            return None;
+        }
+        let width = paths.len().next_multiple_of(4);
+        let g = paths[0].theta.len();
+        let (mut cos, mut sin) = (vec![1.0; g * width], vec![0.0; g * width]);
+        for (p, path) in paths.iter().enumerate() {
+            for (n, th) in path.theta.iter().enumerate() {
+                (sin[n * width + p], cos[n * width + p]) = th.sin_cos();
+            }
+        }
+        Some(PathLanes { width, cos, sin })
+    }
+
+    /// Every path's gain at the shared phasors `shared` into `known`, stamped `instant`.
+    fn fill(&self, shared: &[(f64, f64)], amp: &[(f64, f64)], known: &mut [(u64, f64)], instant: u64) {
+        let mut put = |gains: &[f64]| {
+            for (k, &g) in known.iter_mut().zip(gains) {
+                *k = (instant, g);
+            }
+        };
+        match self.width {
+            4 => put(&super::lanes::small_bank::<4>(&self.cos, &self.sin, shared, amp)),
+            _ => put(&super::lanes::small_bank::<8>(&self.cos, &self.sin, shared, amp)),
+        }
+    }
 }
 
 impl JakesBank {
@@ -244,6 +293,7 @@ impl JakesBank {
             instant: 2,
             t: 0.0,
             steps: 0,
+            lanes: PathLanes::new(paths),
         }
     }
 
@@ -286,6 +336,10 @@ impl JakesBank {
         if instant == self.instant {
             return known;
         }
+        if let Some(lanes) = &self.lanes {
+            lanes.fill(&self.now, &self.amp, &mut self.known_now, self.instant);
+            return self.known_now[p].1;
+        }
         let g = path_gain(self.constants(p), &self.now, &self.amp);
         self.known_now[p] = (self.instant, g);
         g
@@ -297,6 +351,10 @@ impl JakesBank {
         let (instant, known) = self.known_before[p];
         if instant == self.instant - 1 {
             return known;
+        }
+        if let Some(lanes) = &self.lanes {
+            lanes.fill(&self.before, &self.amp, &mut self.known_before, self.instant - 1);
+            return self.known_before[p].1;
         }
         let g = path_gain(self.constants(p), &self.before, &self.amp);
         self.known_before[p] = (self.instant - 1, g);
@@ -322,6 +380,27 @@ fn path_gain(phase: &[(f64, f64)], shared: &[(f64, f64)], amp: &[(f64, f64)]) ->
         im += b * x;
     }
     re * re + im * im
+}
+
+/// `path_gain` of `P` paths side by side: `cos` and `sin` their (cos, sin)(θ_{p,n}),
+/// generator-major; each lane does what `path_gain` does for its path. Compiled once per
+/// instruction set by `lanes`.
+#[inline(always)]
+pub(super) fn small_bank_body<const P: usize>(
+    cos: &[f64],
+    sin: &[f64],
+    shared: &[(f64, f64)],
+    amp: &[(f64, f64)],
+) -> [f64; P] {
+    let (mut re, mut im) = ([0.0; P], [0.0; P]);
+    let columns = cos.chunks_exact(P).zip(sin.chunks_exact(P));
+    for (((c, s), &(cw, sw)), &(a, b)) in columns.zip(shared).zip(amp) {
+        let (c, s): (&[f64; P], &[f64; P]) = (c.try_into().expect("P lanes"), s.try_into().expect("P lanes"));
+        let x: [f64; P] = std::array::from_fn(|q| c[q] * cw - s[q] * sw);
+        re = std::array::from_fn(|q| re[q] + a * x[q]);
+        im = std::array::from_fn(|q| im[q] + b * x[q]);
+    }
+    std::array::from_fn(|q| re[q] * re[q] + im[q] * im[q])
 }
 
 /// L equal-power independent paths combined by MRC: total power gain = mean of the
@@ -854,6 +933,9 @@ mod tests {
                 }
                 for (p, path) in paths.iter().enumerate() {
                     let (g, want) = (bank.gain(p), path.gain(t));
+                    // A small bank's lanes give the bits of the path's own sum.
+                    let alone = path_gain(bank.constants(p), &bank.now, &bank.amp);
+                    assert_eq!(g.to_bits(), alone.to_bits(), "{count} paths, path {p}, t = {t}");
                     now[p] = g;
                     assert!((g - want).abs() < 1e-9, "{count} paths, path {p}, t = {t}: {g} {want}");
                     if moves > 1 {

@@ -1,18 +1,19 @@
-//! The fading loop that vectorises (`fading::tti_powers_body`), compiled twice: for the
-//! build's baseline (SSE2 on x86-64: two f64 a register) and for AVX2 (four), chosen at
-//! run time by the CPU, so the wheel stays portable (no `target-cpu` in the build). Both
-//! give the same bits: the loop does the same IEEE operations in the same order whatever
-//! the register width, and Rust never contracts a multiply and an add into an FMA (and
-//! AVX2 alone would not allow it). `tests` compares the two.
+//! The fading loops that vectorise (`fading::tti_powers_body`, a W-CDMA TTI's sub-steps;
+//! `fading::small_bank_body`, a small cell's receivers side by side), compiled twice:
+//! for the build's baseline (SSE2 on x86-64: two f64 a register) and for AVX2 (four),
+//! chosen at run time by the CPU, so the wheel stays portable (no `target-cpu` in the
+//! build). Both give the same bits: the loops do the same IEEE operations in the same
+//! order whatever the register width, and Rust never contracts a multiply and an add
+//! into an FMA (and AVX2 alone would not allow it). `tests` compares the two.
 //!
 //! One of the two modules that allow `unsafe` (with `engine::prefetch`): calling a
 //! `#[target_feature]` function is unsafe, and sound here only after
-//! `is_x86_feature_detected!` has said the CPU has the feature. What the AVX2 copy gains
-//! over the baseline (callgrind, the run only; `docs/performance.md`): Koga's Fig. 1 run
-//! 105.7 M → 91.4 M instructions (−13.5%).
+//! `is_x86_feature_detected!` has said the CPU has the feature. What the AVX2 copy of
+//! the TTI loop gains over the baseline (callgrind, the run only;
+//! `docs/performance.md`): Koga's Fig. 1 run 105.7 M → 91.4 M instructions (−13.5%).
 #![allow(unsafe_code)]
 
-use super::fading::{tti_powers_body, TtiLanes, TtiScratch};
+use super::fading::{small_bank_body, tti_powers_body, TtiLanes, TtiScratch};
 
 /// Does this CPU run the AVX2 copies? (`std` caches the detection: one load a call.)
 /// Other architectures have only the baseline copies.
@@ -38,13 +39,39 @@ unsafe fn tti_powers_avx2(l: &mut TtiLanes, scratch: &mut TtiScratch) {
     tti_powers_body::<8>(l, scratch)
 }
 
+/// Every path's gain of a small bank (`fading::small_bank_body`).
+pub(super) fn small_bank<const P: usize>(
+    cos: &[f64],
+    sin: &[f64],
+    shared: &[(f64, f64)],
+    amp: &[(f64, f64)],
+) -> [f64; P] {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { small_bank_avx2::<P>(cos, sin, shared, amp) };
+    }
+    small_bank_body::<P>(cos, sin, shared, amp)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn small_bank_avx2<const P: usize>(
+    cos: &[f64],
+    sin: &[f64],
+    shared: &[(f64, f64)],
+    amp: &[(f64, f64)],
+) -> [f64; P] {
+    small_bank_body::<P>(cos, sin, shared, amp)
+}
+
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
     use crate::channel::fading::Multipath;
     use crate::engine::stream;
 
-    // The AVX2 copy against the baseline, on this CPU (skipped without AVX2).
+    // The AVX2 copies against the baseline, on this CPU (skipped without AVX2).
 
     #[test]
     fn tti_powers_avx2_gives_the_baseline_bits() {
@@ -72,6 +99,30 @@ mod tests {
                     assert_eq!(bits(a), bits(b), "{paths} paths, {n} sub-steps, t = {t}, TTI {k}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn small_bank_avx2_gives_the_baseline_bits() {
+        if !avx2() {
+            eprintln!("no AVX2 on this CPU: nothing to compare");
+            return;
+        }
+        let mut rng = stream(9, 0, "small bank");
+        let mut next = || crate::engine::uniform(&mut rng) * 2.0 - 1.0;
+        for g in [1, 7, 20] {
+            let pairs = |n: usize, next: &mut dyn FnMut() -> f64| (0..n).map(|_| (next(), next())).collect::<Vec<_>>();
+            let (shared, amp) = (pairs(g, &mut next), pairs(g, &mut next));
+            let cos: Vec<f64> = (0..8 * g).map(|_| next()).collect();
+            let sin: Vec<f64> = (0..8 * g).map(|_| next()).collect();
+            let base = small_bank_body::<4>(&cos[..4 * g], &sin[..4 * g], &shared, &amp);
+            // SAFETY: the CPU has AVX2 (checked above).
+            let fast = unsafe { small_bank_avx2::<4>(&cos[..4 * g], &sin[..4 * g], &shared, &amp) };
+            assert_eq!(bits(&base), bits(&fast), "4 lanes, {g} generators");
+            let base = small_bank_body::<8>(&cos, &sin, &shared, &amp);
+            // SAFETY: as above.
+            let fast = unsafe { small_bank_avx2::<8>(&cos, &sin, &shared, &amp) };
+            assert_eq!(bits(&base), bits(&fast), "8 lanes, {g} generators");
         }
     }
 
