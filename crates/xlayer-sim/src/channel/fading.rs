@@ -209,10 +209,10 @@ pub struct JakesBank {
     phase: Vec<(f64, f64)>,
     dt: f64,
     /// (cos, sin)(ω_n·dt).
-    turn: Vec<(f64, f64)>,
+    turn: Phasors,
     /// (cos, sin)(ω_n·t) at the current instant `t`, and at the previous one.
-    now: Vec<(f64, f64)>,
-    before: Vec<(f64, f64)>,
+    now: Phasors,
+    before: Phasors,
     /// Gains already computed at the current instant and at the previous one, each with
     /// the number of the instant it is for (instants are numbered from 2 as the clock
     /// moves, so the 0 of an empty entry is never current).
@@ -224,6 +224,22 @@ pub struct JakesBank {
     steps: u32,
     /// A small bank's constants again, in lanes.
     lanes: Option<PathLanes>,
+}
+
+/// G phasors as their cosines and sines: two columns, so that a step turns them in
+/// vector lanes (`lanes::turn`).
+#[derive(Clone, Debug)]
+pub(super) struct Phasors {
+    pub(super) cos: Vec<f64>,
+    pub(super) sin: Vec<f64>,
+}
+
+impl Phasors {
+    /// The phasors of these angles.
+    pub(super) fn of(angles: impl Iterator<Item = f64>) -> Self {
+        let (sin, cos) = angles.map(f64::sin_cos).unzip();
+        Phasors { cos, sin }
+    }
 }
 
 /// Banks of this many paths or fewer compute an instant's gains together.
@@ -255,7 +271,7 @@ impl PathLanes {
     }
 
     /// Every path's gain at the shared phasors `shared` into `known`, stamped `instant`.
-    fn fill(&self, shared: &[(f64, f64)], amp: &[(f64, f64)], known: &mut [(u64, f64)], instant: u64) {
+    fn fill(&self, shared: &Phasors, amp: &[(f64, f64)], known: &mut [(u64, f64)], instant: u64) {
         let mut put = |gains: &[f64]| {
             for (k, &g) in known.iter_mut().zip(gains) {
                 *k = (instant, g);
@@ -278,7 +294,7 @@ impl JakesBank {
             "a bank's paths share the Doppler frequency and generator count"
         );
         let phase = paths.iter().flat_map(|p| &p.theta).map(|th| th.sin_cos()).map(|(s, c)| (c, s)).collect();
-        let turn = first.omega.iter().map(|&w| (w * dt).sin_cos()).map(|(s, c)| (c, s)).collect();
+        let turn = Phasors::of(first.omega.iter().map(|&w| w * dt));
         let g = first.omega.len();
         JakesBank {
             omega: first.omega.clone(),
@@ -286,8 +302,8 @@ impl JakesBank {
             phase,
             dt,
             turn,
-            now: vec![(1.0, 0.0); g],
-            before: vec![(1.0, 0.0); g],
+            now: Phasors::of(std::iter::repeat_n(0.0, g)),
+            before: Phasors::of(std::iter::repeat_n(0.0, g)),
             known_now: vec![(0, 0.0); paths.len()],
             known_before: vec![(0, 0.0); paths.len()],
             instant: 2,
@@ -316,14 +332,11 @@ impl JakesBank {
         std::mem::swap(&mut self.known_now, &mut self.known_before);
         self.instant += 1;
         if self.steps > 0 && self.steps < REANCHOR && ((t_s - self.t) - self.dt).abs() <= 1e-9 * self.dt {
-            for ((z, &(zr, zi)), &(c, s)) in self.now.iter_mut().zip(&self.before).zip(&self.turn) {
-                *z = (zr * c - zi * s, zi * c + zr * s);
-            }
+            super::lanes::turn(&mut self.now, &self.before, &self.turn);
             self.steps += 1;
         } else {
-            for (z, &w) in self.now.iter_mut().zip(&self.omega) {
-                let (s, c) = (w * t_s).sin_cos();
-                *z = (c, s);
+            for (n, &w) in self.omega.iter().enumerate() {
+                (self.now.sin[n], self.now.cos[n]) = (w * t_s).sin_cos();
             }
             self.steps = 1;
         }
@@ -372,9 +385,10 @@ impl JakesBank {
 /// (cos, sin)(θ_n) and the shared (C_n, S_n) = (cos, sin)(ω_n t): the generators in
 /// order, from 0.
 #[inline]
-fn path_gain(phase: &[(f64, f64)], shared: &[(f64, f64)], amp: &[(f64, f64)]) -> f64 {
+fn path_gain(phase: &[(f64, f64)], shared: &Phasors, amp: &[(f64, f64)]) -> f64 {
     let (mut re, mut im) = (0.0, 0.0);
-    for ((&(c, s), &(cw, sw)), &(a, b)) in phase.iter().zip(shared).zip(amp) {
+    let shared = shared.cos.iter().zip(&shared.sin);
+    for ((&(c, s), (&cw, &sw)), &(a, b)) in phase.iter().zip(shared).zip(amp) {
         let x = c * cw - s * sw;
         re += a * x;
         im += b * x;
@@ -389,18 +403,31 @@ fn path_gain(phase: &[(f64, f64)], shared: &[(f64, f64)], amp: &[(f64, f64)]) ->
 pub(super) fn small_bank_body<const P: usize>(
     cos: &[f64],
     sin: &[f64],
-    shared: &[(f64, f64)],
+    shared: &Phasors,
     amp: &[(f64, f64)],
 ) -> [f64; P] {
     let (mut re, mut im) = ([0.0; P], [0.0; P]);
     let columns = cos.chunks_exact(P).zip(sin.chunks_exact(P));
-    for (((c, s), &(cw, sw)), &(a, b)) in columns.zip(shared).zip(amp) {
+    for (((c, s), (&cw, &sw)), &(a, b)) in columns.zip(shared.cos.iter().zip(&shared.sin)).zip(amp) {
         let (c, s): (&[f64; P], &[f64; P]) = (c.try_into().expect("P lanes"), s.try_into().expect("P lanes"));
         let x: [f64; P] = std::array::from_fn(|q| c[q] * cw - s[q] * sw);
         re = std::array::from_fn(|q| re[q] + a * x[q]);
         im = std::array::from_fn(|q| im[q] + b * x[q]);
     }
     std::array::from_fn(|q| re[q] * re[q] + im[q] * im[q])
+}
+
+/// One grid step of the shared phasors: `now` = `before` turned by `turn`, each
+/// generator's complex product as `JakesGrid` forms it. Compiled once per instruction
+/// set by `lanes`.
+#[inline(always)]
+pub(super) fn turn_body(now: &mut Phasors, before: &Phasors, turn: &Phasors) {
+    let g = now.cos.len();
+    let (cos, sin) = (&mut now.cos[..g], &mut now.sin[..g]);
+    let (zr, zi, c, s) = (&before.cos[..g], &before.sin[..g], &turn.cos[..g], &turn.sin[..g]);
+    for n in 0..g {
+        (cos[n], sin[n]) = (zr[n] * c[n] - zi[n] * s[n], zi[n] * c[n] + zr[n] * s[n]);
+    }
 }
 
 /// L equal-power independent paths combined by MRC: total power gain = mean of the

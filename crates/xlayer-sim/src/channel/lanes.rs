@@ -13,7 +13,7 @@
 //! `docs/performance.md`): Koga's Fig. 1 run 105.7 M → 91.4 M instructions (−13.5%).
 #![allow(unsafe_code)]
 
-use super::fading::{small_bank_body, tti_powers_body, TtiLanes, TtiScratch};
+use super::fading::{small_bank_body, tti_powers_body, turn_body, Phasors, TtiLanes, TtiScratch};
 
 /// Does this CPU run the AVX2 copies? (`std` caches the detection: one load a call.)
 /// Other architectures have only the baseline copies.
@@ -40,12 +40,7 @@ unsafe fn tti_powers_avx2(l: &mut TtiLanes, scratch: &mut TtiScratch) {
 }
 
 /// Every path's gain of a small bank (`fading::small_bank_body`).
-pub(super) fn small_bank<const P: usize>(
-    cos: &[f64],
-    sin: &[f64],
-    shared: &[(f64, f64)],
-    amp: &[(f64, f64)],
-) -> [f64; P] {
+pub(super) fn small_bank<const P: usize>(cos: &[f64], sin: &[f64], shared: &Phasors, amp: &[(f64, f64)]) -> [f64; P] {
     #[cfg(target_arch = "x86_64")]
     if avx2() {
         // SAFETY: the CPU has AVX2 (checked just above).
@@ -56,13 +51,24 @@ pub(super) fn small_bank<const P: usize>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn small_bank_avx2<const P: usize>(
-    cos: &[f64],
-    sin: &[f64],
-    shared: &[(f64, f64)],
-    amp: &[(f64, f64)],
-) -> [f64; P] {
+unsafe fn small_bank_avx2<const P: usize>(cos: &[f64], sin: &[f64], shared: &Phasors, amp: &[(f64, f64)]) -> [f64; P] {
     small_bank_body::<P>(cos, sin, shared, amp)
+}
+
+/// One grid step of a bank's shared phasors (`fading::turn_body`).
+pub(super) fn turn(now: &mut Phasors, before: &Phasors, turn: &Phasors) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { turn_avx2(now, before, turn) };
+    }
+    turn_body(now, before, turn)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn turn_avx2(now: &mut Phasors, before: &Phasors, turn: &Phasors) {
+    turn_body(now, before, turn)
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
@@ -112,7 +118,8 @@ mod tests {
         let mut next = || crate::engine::uniform(&mut rng) * 2.0 - 1.0;
         for g in [1, 7, 20] {
             let pairs = |n: usize, next: &mut dyn FnMut() -> f64| (0..n).map(|_| (next(), next())).collect::<Vec<_>>();
-            let (shared, amp) = (pairs(g, &mut next), pairs(g, &mut next));
+            let shared = Phasors::of((0..g).map(|_| next() * 10.0));
+            let amp = pairs(g, &mut next);
             let cos: Vec<f64> = (0..8 * g).map(|_| next()).collect();
             let sin: Vec<f64> = (0..8 * g).map(|_| next()).collect();
             let base = small_bank_body::<4>(&cos[..4 * g], &sin[..4 * g], &shared, &amp);
@@ -123,6 +130,12 @@ mod tests {
             // SAFETY: as above.
             let fast = unsafe { small_bank_avx2::<8>(&cos, &sin, &shared, &amp) };
             assert_eq!(bits(&base), bits(&fast), "8 lanes, {g} generators");
+            let step = Phasors::of((0..g).map(|_| next()));
+            let (mut base, mut fast) = (step.clone(), step.clone());
+            turn_body(&mut base, &shared, &step);
+            // SAFETY: as above.
+            unsafe { turn_avx2(&mut fast, &shared, &step) };
+            assert_eq!((bits(&base.cos), bits(&base.sin)), (bits(&fast.cos), bits(&fast.sin)), "{g} phasors");
         }
     }
 
