@@ -180,7 +180,7 @@ impl SharedDownlink {
             by_node,
             queues: (0..n).map(|_| UserQueue::default()).collect(),
             touched: Vec::new(),
-            pf: Pf::new(&[], cfg.pf_weight, walk),
+            pf: Pf::new(&[], cfg.pf_weight, walk), // seeded by the warm-up
             rate: vec![0.0; n],
             rated: vec![0; n],
             served: None,
