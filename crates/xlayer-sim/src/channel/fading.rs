@@ -125,60 +125,8 @@ impl JakesPath {
     }
 }
 
-/// A `JakesPath` sampled on a regular grid t, t + dt, t + 2dt, ... (a scheduler's
-/// slots): each generator's phasor e^{j(ω_n t + θ_n)} turns by e^{jω_n dt} a step, four
-/// multiplications instead of a `cos`. It is re-anchored with exact `sin_cos` every
-/// `REANCHOR` steps and whenever a sample leaves the grid, so rounding cannot drift: its
-/// gains stay within 2e-10 of the direct sum's over a 300 s run, whose own arguments
-/// (ω_n·t up to 10^5 rad) carry rounding of that order. Same process, same statistics:
-/// `tests/fading_validation.rs` compares the two.
-#[derive(Clone, Debug)]
-pub struct JakesGrid {
-    path: JakesPath,
-    dt: f64,
-    /// (cos, sin)(ω_n·dt).
-    turn: Vec<(f64, f64)>,
-    /// (cos, sin)(ω_n·t + θ_n) at the last sample's `t`.
-    phasor: Vec<(f64, f64)>,
-    t: f64,
-    /// Steps since the last exact anchor (0: none yet).
-    steps: u32,
-}
-
-/// Grid steps between exact re-anchors.
+/// Grid steps of a `JakesBank` between exact re-anchors.
 const REANCHOR: u32 = 1024;
-
-impl JakesGrid {
-    pub fn new(path: JakesPath, dt: f64) -> Self {
-        let turn = path.omega.iter().map(|&w| (w * dt).sin_cos()).map(|(s, c)| (c, s)).collect();
-        JakesGrid { phasor: vec![(1.0, 0.0); path.omega.len()], path, dt, turn, t: 0.0, steps: 0 }
-    }
-
-    /// Power gain at `t_s`: one step along the grid from the last sample, the last
-    /// sample again, or anywhere (re-anchored).
-    pub fn gain(&mut self, t_s: f64) -> f64 {
-        let next = self.steps > 0 && self.steps < REANCHOR && ((t_s - self.t) - self.dt).abs() <= 1e-9 * self.dt;
-        if next {
-            for (z, &(c, s)) in self.phasor.iter_mut().zip(&self.turn) {
-                *z = (z.0 * c - z.1 * s, z.1 * c + z.0 * s);
-            }
-            self.steps += 1;
-        } else if !(self.steps > 0 && t_s == self.t) {
-            for ((z, &w), &th) in self.phasor.iter_mut().zip(&self.path.omega).zip(&self.path.theta) {
-                let (s, c) = (w * t_s + th).sin_cos();
-                *z = (c, s);
-            }
-            self.steps = 1;
-        }
-        self.t = t_s;
-        let (re, im) = self
-            .phasor
-            .iter()
-            .zip(&self.path.amp)
-            .fold((0.0, 0.0), |(re, im), (z, &(a, b))| (re + a * z.0, im + b * z.0));
-        re * re + im * im
-    }
-}
 
 /// Many `JakesPath`s with the same Doppler and generator count (one per receiver of a
 /// cell) on one slot grid, any one path's gain on demand in O(G): a pruned
@@ -187,9 +135,10 @@ impl JakesGrid {
 ///
 /// cos(ω_n t + θ_{p,n}) = cos θ_{p,n} · cos ω_n t − sin θ_{p,n} · sin ω_n t,
 ///
-/// so only the G shared phasors e^{jω_n t} move along the grid, as `JakesGrid`'s do (a
-/// turn a step; exact `sin_cos` at the first sample, every `REANCHOR` steps and off the
-/// grid), and each path keeps its constants (cos, sin)(θ_{p,n}) path-major: one path's
+/// so only the G shared phasors e^{jω_n t} move along the grid: a step turns each by
+/// e^{jω_n dt}, four multiplications instead of a `cos`, and exact `sin_cos` re-anchors
+/// them at the first sample, every `REANCHOR` steps and whenever a sample leaves the
+/// grid, so rounding cannot drift. Each path keeps its constants (cos, sin)(θ_{p,n}) path-major: one path's
 /// gain reads its G pairs (5 cache lines at G = 20) and the shared phasors. Each path's
 /// sums add its generators in order from 0, as `JakesPath::gain` does, so a path's gain
 /// is a pure function of the shared phasors and its constants, whichever call asks for
@@ -345,40 +294,37 @@ impl JakesBank {
 
     /// Path `p`'s power gain at the current instant (computed once an instant).
     pub fn gain(&mut self, p: usize) -> f64 {
-        let (instant, known) = self.known_now[p];
-        if instant == self.instant {
-            return known;
-        }
-        if let Some(lanes) = &self.lanes {
-            lanes.fill(&self.now, &self.amp, &mut self.known_now, self.instant);
-            return self.known_now[p].1;
-        }
-        let g = path_gain(self.constants(p), &self.now, &self.amp);
-        self.known_now[p] = (self.instant, g);
-        g
+        self.known(p, false)
     }
 
     /// Path `p`'s power gain at the previous instant (the one before the last `advance`
     /// that moved).
     pub fn gain_before(&mut self, p: usize) -> f64 {
-        let (instant, known) = self.known_before[p];
-        if instant == self.instant - 1 {
-            return known;
-        }
-        if let Some(lanes) = &self.lanes {
-            lanes.fill(&self.before, &self.amp, &mut self.known_before, self.instant - 1);
-            return self.known_before[p].1;
-        }
-        let g = path_gain(self.constants(p), &self.before, &self.amp);
-        self.known_before[p] = (self.instant - 1, g);
-        g
+        self.known(p, true)
     }
 
-    /// Path `p`'s (cos, sin)(θ_{p,n}).
-    fn constants(&self, p: usize) -> &[(f64, f64)] {
-        let g = self.omega.len();
-        &self.phase[p * g..(p + 1) * g]
+    /// Path `p`'s gain at the current or the previous instant, computed at its first ask
+    /// (a small bank's every path then).
+    #[inline(always)]
+    fn known(&mut self, p: usize, before: bool) -> f64 {
+        let (instant, shared, known) = if before {
+            (self.instant - 1, &self.before, &mut self.known_before)
+        } else {
+            (self.instant, &self.now, &mut self.known_now)
+        };
+        if known[p].0 != instant {
+            match &self.lanes {
+                Some(lanes) => lanes.fill(shared, &self.amp, known, instant),
+                None => known[p] = (instant, path_gain(constants(&self.phase, self.omega.len(), p), shared, &self.amp)),
+            }
+        }
+        known[p].1
     }
+}
+
+/// Path `p`'s (cos, sin)(θ_{p,n}) in a bank's path-major `phase` of `g` generators a path.
+fn constants(phase: &[(f64, f64)], g: usize, p: usize) -> &[(f64, f64)] {
+    &phase[p * g..(p + 1) * g]
 }
 
 /// |Σ_n (a_n + jb_n) x_n|², x_n = cos θ_n · C_n − sin θ_n · S_n from a path's
@@ -418,7 +364,7 @@ pub(super) fn small_bank_body<const P: usize>(
 }
 
 /// One grid step of the shared phasors: `now` = `before` turned by `turn`, each
-/// generator's complex product as `JakesGrid` forms it. Compiled once per instruction
+/// generator's complex product (zr·c − zi·s, zi·c + zr·s). Compiled once per instruction
 /// set by `lanes`.
 #[inline(always)]
 pub(super) fn turn_body(now: &mut Phasors, before: &Phasors, turn: &Phasors) {
@@ -556,7 +502,7 @@ impl TtiSampler {
 
     /// TtiMean: for each path, the mean of |h|² at t0 + (k + ½)·step, k = 0..n
     /// (midpoint rule), then the mean over paths. Each oscillator's phasor turns by
-    /// ω·step a sub-step, and on into the next TTI, as `JakesGrid`'s do from slot to
+    /// ω·step a sub-step, and on into the next TTI, as a `JakesBank`'s shared phasors do from slot to
     /// slot: a TTI that follows the last one sampled costs no `sin_cos`. Any other TTI,
     /// and every `REANCHOR`-th, starts from exact `sin_cos` phasors, so rounding cannot
     /// drift (its gains then are bit for bit those of a fresh sampler).
@@ -961,7 +907,7 @@ mod tests {
                 for (p, path) in paths.iter().enumerate() {
                     let (g, want) = (bank.gain(p), path.gain(t));
                     // A small bank's lanes give the bits of the path's own sum.
-                    let alone = path_gain(bank.constants(p), &bank.now, &bank.amp);
+                    let alone = path_gain(constants(&bank.phase, 20, p), &bank.now, &bank.amp);
                     assert_eq!(g.to_bits(), alone.to_bits(), "{count} paths, path {p}, t = {t}");
                     now[p] = g;
                     assert!((g - want).abs() < 1e-9, "{count} paths, path {p}, t = {t}: {g} {want}");
