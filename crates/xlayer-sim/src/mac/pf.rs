@@ -23,9 +23,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Smallest average used in U_i = μ_i / r_i, so that a user with r_i = 0 is served
-/// first without dividing by zero.
-const MIN_AVG: f64 = 1e-12;
+/// The smallest average used in U_i = μ_i / r_i, as a fraction of the rates' cap: a user
+/// with r_i = 0 is served first, the one with the largest μ_i among several, without
+/// dividing by zero; every U_i stays finite (μ_i ≤ cap), and every r_i above the floor
+/// is used as it is. At w = 0.03 an average reaches it after about 23,000 slots
+/// unserved, so eq. (19) holds exactly in cells of up to as many backlogged users.
+const MIN_AVG_OF_CAP: f64 = f64::MIN_POSITIVE;
 
 /// From this many users a cell walks a heap of its averages instead of scanning them
 /// (a heap step costs about what a few users' rates do).
@@ -45,6 +48,17 @@ pub(crate) fn decay_scale(scale: &mut f64, keep: f64) -> Option<f64> {
     }
     *scale = 1.0;
     Some(next)
+}
+
+/// `r.max(floor)` for an average (never NaN): one compare, where `f64::max` also
+/// handles a NaN the floor cannot be.
+#[inline(always)]
+fn at_least(r: f64, floor: f64) -> f64 {
+    if r > floor {
+        r
+    } else {
+        floor
+    }
 }
 
 /// One proportional-fair scheduler's averages over `n` users.
@@ -118,7 +132,8 @@ impl Pf {
     /// then every backlogged average decays and the served one moves towards μ_i.
     /// `rate(i)` is μ_i, asked at most once a user; `cap` bounds every μ_i.
     pub fn serve(&mut self, cap: f64, mut rate: impl FnMut(usize) -> f64) -> Option<(usize, f64)> {
-        let best = if self.heap.is_some() { self.walk(cap, &mut rate) } else { self.scan(&mut rate) };
+        let floor = cap * MIN_AVG_OF_CAP;
+        let best = if self.heap.is_some() { self.walk(cap, floor, &mut rate) } else { self.scan(floor, &mut rate) };
         let old = best.map(|(i, mu)| (i, mu, self.stored[i] * self.scale));
         self.decay();
         let (i, mu, old) = old?;
@@ -127,17 +142,17 @@ impl Pf {
         Some((i, mu))
     }
 
-    /// U_i of a backlogged user with rate `mu`.
-    fn utility(&self, i: usize, mu: f64) -> f64 {
-        mu / (self.stored[i] * self.scale).max(MIN_AVG)
+    /// U_i of a backlogged user with rate `mu`, its average at least `floor`.
+    fn utility(&self, i: usize, mu: f64, floor: f64) -> f64 {
+        mu / at_least(self.stored[i] * self.scale, floor)
     }
 
-    fn scan(&self, rate: &mut impl FnMut(usize) -> f64) -> Option<(usize, f64)> {
+    fn scan(&self, floor: f64, rate: &mut impl FnMut(usize) -> f64) -> Option<(usize, f64)> {
         let mut best: Option<(usize, f64, f64)> = None;
         for i in (0..self.stored.len()).filter(|&i| self.backlogged[i]) {
             let mu = rate(i);
             if mu > 0.0 {
-                let u = self.utility(i, mu);
+                let u = self.utility(i, mu, floor);
                 if best.is_none_or(|(_, _, b)| u > b) {
                     best = Some((i, mu, u));
                 }
@@ -149,7 +164,7 @@ impl Pf {
     /// The scan's answer from the users in increasing r_i, stopping where the bound
     /// `cap / r_i` falls below the best utility (at equal bounds a lower index could
     /// still tie and win, so the walk goes on).
-    fn walk(&mut self, cap: f64, rate: &mut impl FnMut(usize) -> f64) -> Option<(usize, f64)> {
+    fn walk(&mut self, cap: f64, floor: f64, rate: &mut impl FnMut(usize) -> f64) -> Option<(usize, f64)> {
         let mut best: Option<(usize, f64, f64)> = None;
         let mut heap = self.heap.take().expect("a walking scheduler");
         while let Some(&Reverse((key, i))) = heap.peek() {
@@ -158,7 +173,7 @@ impl Pf {
                 heap.pop();
                 continue;
             }
-            let bound = cap / (f64::from_bits(key) * self.scale).max(MIN_AVG);
+            let bound = cap / at_least(f64::from_bits(key) * self.scale, floor);
             if best.is_some_and(|(_, _, b)| bound < b) {
                 break;
             }
@@ -168,7 +183,7 @@ impl Pf {
             let mu = rate(i);
             debug_assert!(mu <= cap, "rate {mu} above its cap {cap}");
             if mu > 0.0 {
-                let u = self.utility(i, mu);
+                let u = self.utility(i, mu, floor);
                 if best.is_none_or(|(j, _, b)| u > b || (u == b && i < j)) {
                     best = Some((i, mu, u));
                 }
@@ -254,14 +269,16 @@ mod tests {
     }
 
     /// The user to serve: the eligible one with the largest μ_i / r_i (ties: lowest index),
-    /// or None if nobody is backlogged or every eligible rate is zero.
+    /// or None if nobody is backlogged or every eligible rate is zero. Averages below
+    /// the floor (`MIN_AVG_OF_CAP` of the largest rate) count as the floor.
     fn allocate(users: &[PfUser]) -> Option<usize> {
+        let floor = users.iter().map(|u| u.rate).fold(0.0, f64::max) * MIN_AVG_OF_CAP;
         let mut best: Option<(usize, f64)> = None;
         for (i, u) in users.iter().enumerate() {
             if !u.backlogged || u.rate <= 0.0 {
                 continue;
             }
-            let utility = u.rate / u.avg.max(MIN_AVG);
+            let utility = u.rate / u.avg.max(floor);
             match best {
                 Some((_, b)) if utility <= b => {}
                 _ => best = Some((i, utility)),
@@ -432,6 +449,27 @@ mod tests {
                 count[serve_rates(&mut pf, &users).unwrap()] += 1;
             }
             assert_eq!(count, [100, 100, 100]);
+        }
+    }
+
+    #[test]
+    fn a_cell_of_thousands_on_static_channels_is_served_round_robin() {
+        // Constant rates: once every user has been served, U_i = 1 / (w (1 − w)^age), so
+        // eq. (19) serves the longest unserved user: each one once in n slots, whatever
+        // its rate. With 2,000 users at w = 0.03 an average falls to 1e-28 of the rate
+        // before its turn comes, far below a floor of 1e-12 bit/s.
+        let n = 2_000;
+        let users: Vec<PfUser> = (0..n).map(|i| user(1e6 + 9e6 * ((i * 7919) % n) as f64 / n as f64, 0.0)).collect();
+        for walk in [false, true] {
+            let mut pf = pf_of(&users, 0.03, walk);
+            let mut served = vec![0u32; n];
+            for slot in 0..6 * n {
+                let i = serve_rates(&mut pf, &users).expect("all backlogged");
+                if slot >= n {
+                    served[i] += 1;
+                }
+            }
+            assert!(served.iter().all(|&k| k == 5), "walk {walk}: {:?}", (served.iter().min(), served.iter().max()));
         }
     }
 
