@@ -14,9 +14,11 @@
 //!   r_i = s_i·D with one common D: a slot multiplies D, and only the served user's s_i
 //!   changes. (D is folded back into the s_i before it underflows.)
 //! - No rate exceeds a cap known before the slot (C_max), so U_i ≤ C_max / r_i: a search
-//!   in increasing r_i can stop at the first user whose bound is below the best utility
-//!   found. In a cell of many users a few are near the cap in any slot, so a few users
-//!   are asked their rate. Large cells keep the backlogged users in a heap by s_i (the
+//!   in increasing r_i can stop at the first user whose bound is at most the best
+//!   utility found (equal utilities go to the smaller average, then the lower index:
+//!   the user the search met first). In a cell of many users a few are near the cap in
+//!   any slot, so a few users are asked their rate; from equal averages (the warm-up's
+//!   start) the first user at the cap ends the search. Large cells keep the backlogged users in a heap by s_i (the
 //!   order of the r_i, as D is common) and walk it; small ones scan every user. Both
 //!   give the same user and the same averages, bit for bit.
 
@@ -128,7 +130,8 @@ impl Pf {
     }
 
     /// One slot (eq. (19)): the backlogged user with the largest μ_i / r_i and its μ_i
-    /// (ties: the lowest index; None if nobody is backlogged or every rate asked is 0),
+    /// (ties: the smaller average, then the lower index; None if nobody is backlogged or
+    /// every rate asked is 0),
     /// then every backlogged average decays and the served one moves towards μ_i.
     /// `rate(i)` is μ_i, asked at most once a user; `cap` bounds every μ_i.
     pub fn serve(&mut self, cap: f64, mut rate: impl FnMut(usize) -> f64) -> Option<(usize, f64)> {
@@ -153,7 +156,7 @@ impl Pf {
             let mu = rate(i);
             if mu > 0.0 {
                 let u = self.utility(i, mu, floor);
-                if best.is_none_or(|(_, _, b)| u > b) {
+                if best.is_none_or(|(j, _, b)| u > b || (u == b && self.stored[i] < self.stored[j])) {
                     best = Some((i, mu, u));
                 }
             }
@@ -161,9 +164,9 @@ impl Pf {
         best.map(|(i, mu, _)| (i, mu))
     }
 
-    /// The scan's answer from the users in increasing r_i, stopping where the bound
-    /// `cap / r_i` falls below the best utility (at equal bounds a lower index could
-    /// still tie and win, so the walk goes on).
+    /// The scan's answer from the users in increasing (s_i, i), stopping where the bound
+    /// `cap / r_i` reaches the best utility: a user after it can at most tie, and a tie
+    /// goes to the smaller average, then the lower index, which the walk met first.
     fn walk(&mut self, cap: f64, floor: f64, rate: &mut impl FnMut(usize) -> f64) -> Option<(usize, f64)> {
         let mut best: Option<(usize, f64, f64)> = None;
         let mut heap = self.heap.take().expect("a walking scheduler");
@@ -174,7 +177,7 @@ impl Pf {
                 continue;
             }
             let bound = cap / at_least(f64::from_bits(key) * self.scale, floor);
-            if best.is_some_and(|(_, _, b)| bound < b) {
+            if best.is_some_and(|(_, _, b)| bound <= b) {
                 break;
             }
             heap.pop();
@@ -184,7 +187,7 @@ impl Pf {
             debug_assert!(mu <= cap, "rate {mu} above its cap {cap}");
             if mu > 0.0 {
                 let u = self.utility(i, mu, floor);
-                if best.is_none_or(|(j, _, b)| u > b || (u == b && i < j)) {
+                if best.is_none_or(|(_, _, b)| u > b) {
                     best = Some((i, mu, u));
                 }
             }
@@ -268,9 +271,10 @@ mod tests {
         backlogged: bool,
     }
 
-    /// The user to serve: the eligible one with the largest μ_i / r_i (ties: lowest index),
-    /// or None if nobody is backlogged or every eligible rate is zero. Averages below
-    /// the floor (`MIN_AVG_OF_CAP` of the largest rate) count as the floor.
+    /// The user to serve: the eligible one with the largest μ_i / r_i (ties: the smaller
+    /// r_i, then the lower index), or None if nobody is backlogged or every eligible rate
+    /// is zero. Averages below the floor (`MIN_AVG_OF_CAP` of the largest rate) count as
+    /// the floor.
     fn allocate(users: &[PfUser]) -> Option<usize> {
         let floor = users.iter().map(|u| u.rate).fold(0.0, f64::max) * MIN_AVG_OF_CAP;
         let mut best: Option<(usize, f64)> = None;
@@ -280,7 +284,7 @@ mod tests {
             }
             let utility = u.rate / u.avg.max(floor);
             match best {
-                Some((_, b)) if utility <= b => {}
+                Some((j, b)) if utility < b || (utility == b && u.avg >= users[j].avg) => {}
                 _ => best = Some((i, utility)),
             }
         }
@@ -384,10 +388,11 @@ mod tests {
                 (w0 * (1.0 + 4.0 * gains[i]).log2()).min(cap)
             });
         }
-        // From equal averages every user's bound ties until each has been served once.
+        // From equal averages (the first n slots serve each user once) as afterwards.
+        let early = asked[..n].iter().sum::<usize>() as f64 / n as f64;
         let late = asked[n + 1000..].iter().sum::<usize>() as f64 / (slots - n - 1000) as f64;
-        println!("rates asked a slot: {late:.1} of {n} (the first slot: {})", asked[0]);
-        assert!(late < 10.0, "{late}");
+        println!("rates asked a slot: {early:.1} of {n} in the first {n} slots, {late:.1} later");
+        assert!(early < 10.0 && late < 10.0, "{early} {late}");
     }
 
     #[test]
@@ -414,24 +419,28 @@ mod tests {
     }
 
     #[test]
-    fn zero_average_is_served_first_and_ties_go_to_the_lowest_index() {
-        for walk in [false, true] {
-            let users = [user(1.0, 1.0), user(0.1, 0.0)];
-            assert_eq!(serve_rates(&mut pf_of(&users, 0.03, walk), &users), Some(1));
-            let users = [user(2.0, 1.0), user(2.0, 1.0)];
-            assert_eq!(serve_rates(&mut pf_of(&users, 0.03, walk), &users), Some(0));
-            let users = [user(1.0, 0.0), user(2.0, 0.0), user(2.0, 0.0)];
-            assert_eq!(serve_rates(&mut pf_of(&users, 0.03, walk), &users), Some(1));
+    fn zero_average_is_served_first_and_ties_go_to_the_smaller_average_then_the_lowest_index() {
+        let cases: [(&[PfUser], usize); 4] = [
+            (&[user(1.0, 1.0), user(0.1, 0.0)], 1),
+            (&[user(2.0, 1.0), user(2.0, 1.0)], 0),
+            (&[user(1.0, 0.0), user(2.0, 0.0), user(2.0, 0.0)], 1),
+            (&[user(2.0, 2.0), user(1.0, 1.0), user(1.0, 1.0)], 1),
+        ];
+        for (users, want) in cases {
+            assert_eq!(allocate(users), Some(want));
+            for walk in [false, true] {
+                assert_eq!(serve_rates(&mut pf_of(users, 0.03, walk), users), Some(want));
+            }
         }
     }
 
     #[test]
     fn averages_update_only_for_backlogged_users() {
-        let mut users = [user(10.0, 5.0), user(4.0, 2.0), PfUser { rate: 7.0, avg: 3.0, backlogged: false }];
+        let mut users = [user(10.0, 4.0), user(4.0, 2.0), PfUser { rate: 7.0, avg: 3.0, backlogged: false }];
         let mut pf = pf_of(&users, 0.03, false);
         assert_eq!(serve_rates(&mut pf, &users), Some(0));
         update_averages(&mut users, Some(0), 0.03);
-        assert!((users[0].avg - (0.97 * 5.0 + 0.03 * 10.0)).abs() < 1e-12);
+        assert!((users[0].avg - (0.97 * 4.0 + 0.03 * 10.0)).abs() < 1e-12);
         assert!((users[1].avg - 0.97 * 2.0).abs() < 1e-12);
         assert_eq!(users[2].avg, 3.0);
         for (i, u) in users.iter().enumerate() {
