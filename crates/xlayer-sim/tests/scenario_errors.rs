@@ -158,3 +158,18 @@ fn loss_schedules_start_at_zero_and_ascend() {
     let e = err(&with(r#"[{ at = "0s", p = 2.0 }]"#));
     assert!(e.starts_with("link[0].loss.steps[0].p") && e.contains("[0, 1]"), "{e}");
 }
+
+#[test]
+fn a_receiver_or_a_member_listed_twice_is_named() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/clamp_fig3_fast.toml");
+    let text = std::fs::read_to_string(path).expect("shipped scenario");
+    let to = r#"to = ["R1", "R2", "R34"]"#;
+    assert!(text.contains(to), "the shipped Fig. 3 scenario's receivers");
+    let e = Scenario::from_toml(&text.replace(to, r#"to = ["R1", "R2", "R34", "R2"]"#)).expect_err("R2 twice");
+    assert_eq!(e.path, "radio[0].to[3]", "{e}");
+    assert!(e.message.contains("`R2` must be listed once"), "{e}");
+
+    let group = "[[group]]\nname = \"g\"\nmembers = [{ node = \"b\" }, { node = \"a\" }, { node = \"b\" }]\n";
+    let e = Scenario::from_toml(&format!("{GOOD}{group}")).expect_err("b twice");
+    assert!(e.path.ends_with("members[2].node") && e.message.contains("`b` is listed twice"), "{e}");
+}

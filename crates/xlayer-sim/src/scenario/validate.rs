@@ -144,13 +144,14 @@ impl Scenario {
                     format!("`{}` is used twice; link and radio names must be unique", r.name),
                 ));
             }
-            self.node(nodes, format!("radio[{i}].from"), &r.from)?;
+            self.node(nodes, || format!("radio[{i}].from"), &r.from)?;
             if r.to.is_empty() {
                 return Err(ScenarioError::at(format!("radio[{i}].to"), "needs at least one receiver node"));
             }
+            let mut listed = BTreeSet::new();
             for (j, to) in r.to.iter().enumerate() {
-                self.node(nodes, format!("radio[{i}].to[{j}]"), to)?;
-                if *to == r.from || r.to[..j].contains(to) {
+                self.node(nodes, || format!("radio[{i}].to[{j}]"), to)?;
+                if *to == r.from || !listed.insert(to) {
                     return Err(ScenarioError::at(
                         format!("radio[{i}].to[{j}]"),
                         format!("`{to}` must be listed once and differ from `from`"),
@@ -162,8 +163,8 @@ impl Scenario {
             r.model.validate_receivers(&format!("radio[{i}].to"), &model_path, &r.to)?;
         }
         for (i, l) in self.links.iter().enumerate() {
-            self.node(nodes, format!("link[{i}].a"), &l.a)?;
-            self.node(nodes, format!("link[{i}].b"), &l.b)?;
+            self.node(nodes, || format!("link[{i}].a"), &l.a)?;
+            self.node(nodes, || format!("link[{i}].b"), &l.b)?;
             if l.a == l.b {
                 return Err(ScenarioError::at(format!("link[{i}].b"), "a link must join two different nodes"));
             }
@@ -230,10 +231,16 @@ impl Scenario {
         self.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i as u32)).collect()
     }
 
-    fn node(&self, nodes: &HashMap<&str, u32>, path: String, name: &str) -> Result<&NodeSpec, ScenarioError> {
+    /// The node `name` names; `path` (made only for the error) is the field naming it.
+    fn node(
+        &self,
+        nodes: &HashMap<&str, u32>,
+        path: impl FnOnce() -> String,
+        name: &str,
+    ) -> Result<&NodeSpec, ScenarioError> {
         match nodes.get(name) {
             Some(&i) => Ok(&self.nodes[i as usize]),
-            None => Err(ScenarioError::at(path, format!("no node is named `{name}`"))),
+            None => Err(ScenarioError::at(path(), format!("no node is named `{name}`"))),
         }
     }
 
@@ -260,7 +267,7 @@ impl Scenario {
             ends.push(("dst", &f.dst));
         }
         for (field, name) in ends {
-            if self.node(nodes, at(field), name)?.kind != NodeKind::Host {
+            if self.node(nodes, || at(field), name)?.kind != NodeKind::Host {
                 return Err(ScenarioError::at(at(field), format!("`{name}` is a router; flows run between hosts")));
             }
         }
@@ -470,14 +477,15 @@ impl Scenario {
             if g.members.is_empty() {
                 return Err(ScenarioError::at(at("members".into()), "needs at least one member"));
             }
+            let mut listed = BTreeSet::new();
             for (j, m) in g.members.iter().enumerate() {
-                if self.node(nodes, at(format!("members[{j}].node")), &m.node)?.kind != NodeKind::Host {
+                if self.node(nodes, || at(format!("members[{j}].node")), &m.node)?.kind != NodeKind::Host {
                     return Err(ScenarioError::at(
                         at(format!("members[{j}].node")),
                         format!("`{}` is a router; members are hosts", m.node),
                     ));
                 }
-                if g.members[..j].iter().any(|o| o.node == m.node) {
+                if !listed.insert(&m.node) {
                     return Err(ScenarioError::at(
                         at(format!("members[{j}].node")),
                         format!("`{}` is listed twice", m.node),
