@@ -16,7 +16,8 @@
 //! - No rate exceeds a cap known before the slot (C_max), so U_i ≤ C_max / r_i: a search
 //!   in increasing r_i can stop at the first user whose bound is at most the best
 //!   utility found (equal utilities go to the smaller average, then the lower index:
-//!   the user the search met first). In a cell of many users a few are near the cap in
+//!   the user the search met first; protocol-notes §7 breaks ties at random, a choice
+//!   it marks as proposed, and a rule that needs no draw keeps runs comparable). In a cell of many users a few are near the cap in
 //!   any slot, so a few users are asked their rate; from equal averages (the warm-up's
 //!   start) the first user at the cap ends the search. Large cells keep the backlogged users in a heap by s_i (the
 //!   order of the r_i, as D is common) and walk it; small ones scan every user. Both
