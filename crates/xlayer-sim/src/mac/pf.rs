@@ -15,13 +15,14 @@
 //!   changes. (D is folded back into the s_i before it underflows.)
 //! - No rate exceeds a cap known before the slot (C_max), so U_i ≤ C_max / r_i: a search
 //!   in increasing r_i can stop at the first user whose bound is at most the best
-//!   utility found (equal utilities go to the smaller average, then the lower index:
-//!   the user the search met first; protocol-notes §7 breaks ties at random, a choice
-//!   it marks as proposed, and a rule that needs no draw keeps runs comparable). In a cell of many users a few are near the cap in
-//!   any slot, so a few users are asked their rate; from equal averages (the warm-up's
-//!   start) the first user at the cap ends the search. Large cells keep the backlogged users in a heap by s_i (the
-//!   order of the r_i, as D is common) and walk it; small ones scan every user. Both
-//!   give the same user and the same averages, bit for bit.
+//!   utility found. Equal utilities go to the smaller average, then the lower index:
+//!   the user the search met first. (Protocol-notes §7 proposes breaking ties at
+//!   random; a rule that needs no draw keeps runs comparable.) In a cell of many users
+//!   a few are near the cap in any slot, so a few users are asked their rate; from equal
+//!   averages (the warm-up's start) the first user at the cap ends the search. Large
+//!   cells keep the backlogged users in a heap by s_i (the order of the r_i, as D is
+//!   common) and walk it; small ones scan every user. Both give the same user and the
+//!   same averages, bit for bit.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
