@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from . import _core, progress as _progress
-from .scenario import canonical_json, native_errors
+from .scenario import native_errors, resolved_json
 
 RNG: str = getattr(
     _core, "RNG_ALGORITHM", "xoshiro256++ seeded via SplitMix64 from (seed, run, stream name)"
@@ -35,7 +35,7 @@ def simulate(doc: Mapping[str, Any], seed: int, run: int, base_dir: str | None =
     """Run a resolved scenario dict and return the native result as plain columns
     (what `run` turns into DataFrames; a results store writes it as Arrow directly)."""
     with native_errors():
-        sim = _core.Simulation(canonical_json(doc), seed, run, pcap_dir, base_dir)
+        sim = _core.Simulation(resolved_json(doc), seed, run, pcap_dir, base_dir)
     with native_errors():  # a run that stalls is the scenario's error too
         return _drive(sim, progress, label)
 

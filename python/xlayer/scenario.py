@@ -355,10 +355,13 @@ def canonical_json(doc: Mapping[str, Any]) -> str:
     """The JSON sent to the Rust core: `canonical(doc)` with sorted keys and no
     whitespace, so equal scenarios give equal text (and equal scenario hashes) in every
     process, whatever PYTHONHASHSEED."""
-    return json.dumps(
-        canonical(doc), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-        allow_nan=False,
-    )
+    return resolved_json(canonical(doc))
+
+
+def resolved_json(doc: Mapping[str, Any]) -> str:
+    """`canonical_json` of a dict `resolve` returned, which is canonical already: without
+    a second copy (70 ms of 116 at 10,000 flows)."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def base_dir(scenario: ScenarioLike) -> str | None:
