@@ -16,7 +16,7 @@ from . import _core, native, progress as _progress
 from .native import (RNG, RUN_FILES, SERIES_COLUMNS, check_index, commit, conserved, metadata, simulate, version,
                      write_json)
 from .outdir import MARKER, atomic_dir, mark
-from .scenario import ScenarioLike, base_dir as _base_dir, canonical_json, native_errors, resolve
+from .scenario import ScenarioLike, base_dir as _base_dir, native_errors, resolve, resolved_json
 from .tables import frame
 
 __all__ = ["RNG", "RUN_FILES", "SERIES_COLUMNS", "RunResult", "check_determinism", "check_index", "commit",
@@ -150,7 +150,7 @@ def check_determinism(
     check_index("run", run)
     doc = resolve(scenario, overrides)
     with native_errors():
-        return _core.check_determinism(canonical_json(doc), seed, run, _base_dir(scenario))
+        return _core.check_determinism(resolved_json(doc), seed, run, _base_dir(scenario))
 
 
 def _result(raw: Mapping[str, Any], doc: dict[str, Any], seed: int, run: int) -> RunResult:
