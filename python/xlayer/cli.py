@@ -26,7 +26,7 @@ from rich.table import Table
 from . import _core, cli_scenarios, cli_store, native, outputs_doc, papers, progress, schema_doc
 from .extras import MissingExtraError, require
 from .outdir import MARKER, OutputError, atomic_dir, mark
-from .scenario import (OverrideError, ScenarioError, base_dir, canonical_json, find, parse_value, schema,
+from .scenario import (OverrideError, ScenarioError, base_dir, find, parse_value, resolved_json, schema,
                        validate)
 
 if TYPE_CHECKING:
@@ -400,7 +400,7 @@ def _notice_if_deterministic(args: argparse.Namespace) -> None:
                              for v in values]
         for overrides in variants:
             doc = validate(args.file, overrides)
-            if _core.uses_randomness(canonical_json(doc), base_dir(args.file)):
+            if _core.uses_randomness(resolved_json(doc), base_dir(args.file)):
                 return
     except Exception:  # the command itself reports what is wrong with its input
         return

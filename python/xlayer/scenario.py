@@ -383,7 +383,7 @@ def validate(scenario: ScenarioLike, overrides: Mapping[str, Any] | None = None)
     """Resolve and validate in Rust; return the resolved dict or raise ScenarioError."""
     doc = resolve(scenario, overrides)
     with native_errors():
-        _core.validate(canonical_json(doc), base_dir(scenario))
+        _core.validate(resolved_json(doc), base_dir(scenario))
     return doc
 
 
