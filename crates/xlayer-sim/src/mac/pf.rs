@@ -104,6 +104,11 @@ impl Pf {
         }
     }
 
+    /// Whether it walks a heap (a large cell) rather than scanning every user.
+    pub fn walks(&self) -> bool {
+        self.heap.is_some()
+    }
+
     /// r_i.
     pub fn average(&self, i: usize) -> f64 {
         if self.backlogged[i] {

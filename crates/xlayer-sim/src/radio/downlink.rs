@@ -227,13 +227,18 @@ impl SharedDownlink {
     fn shadow_slot(&mut self, asked: u64, packet_bytes: Option<u64>) -> f64 {
         let (phy, channel, margins) = (self.rules.phy, &mut self.channel, &self.margins);
         let (rate, rated) = (&self.rate, &self.rated);
-        let served = self.shadow.pf.serve(phy.max_slot_rate(), |i| {
-            if rated[i] == asked && asked > 0 {
-                rate[i]
-            } else {
-                phy.slot_rate(channel.gain_before(i), margins[i].backoff())
-            }
-        });
+        let served = if asked > 0 && !self.shadow.pf.walks() {
+            // A scanning cell asked every rate at the slot's start (`start_slot`).
+            self.shadow.pf.serve(phy.max_slot_rate(), |i| rate[i])
+        } else {
+            self.shadow.pf.serve(phy.max_slot_rate(), |i| {
+                if rated[i] == asked && asked > 0 {
+                    rate[i]
+                } else {
+                    phy.slot_rate(channel.gain_before(i), margins[i].backoff())
+                }
+            })
+        };
         let gains = served.map_or((0.0, 0.0), |(i, _)| (channel.gain_before(i), channel.gain(i)));
         self.shadow.slot(&self.rules, served, gains, &mut self.margins, packet_bytes)
     }
@@ -334,11 +339,20 @@ impl SharedDownlink {
         let asked = self.next_slot + 1;
         let (phy, channel, margins) = (self.rules.phy, &mut self.channel, &self.margins);
         let (rate, rated) = (&mut self.rate, &mut self.rated);
-        let served = self.pf.serve(phy.max_slot_rate(), |i| {
-            rate[i] = phy.slot_rate(channel.gain(i), margins[i].backoff());
-            rated[i] = asked;
-            rate[i]
-        });
+        let served = if self.pf.walks() {
+            self.pf.serve(phy.max_slot_rate(), |i| {
+                rate[i] = phy.slot_rate(channel.gain(i), margins[i].backoff());
+                rated[i] = asked;
+                rate[i]
+            })
+        } else {
+            // A scan asks every backlogged receiver and the shadow every receiver: all now.
+            for (i, (r, m)) in rate.iter_mut().zip(margins).enumerate() {
+                *r = phy.slot_rate(channel.gain(i), m.backoff());
+            }
+            rated.fill(asked);
+            self.pf.serve(phy.max_slot_rate(), |i| rate[i])
+        };
         self.served = served.map(|(u, _)| (u, self.margins[u].backoff()));
         let Some((user, rate)) = served else { return };
         let bits = rate * slot_s;
