@@ -215,12 +215,21 @@ impl Pf {
 
     /// Every backlogged average decays by (1 − w): D does, or, before it underflows,
     /// every s_i with D folded in.
+    #[inline(always)]
     fn decay(&mut self) {
         if self.busy == 0 {
             self.scale = 1.0; // nothing is stored relative to it
             return;
         }
-        let Some(fold) = decay_scale(&mut self.scale, 1.0 - self.weight) else { return };
+        if let Some(fold) = decay_scale(&mut self.scale, 1.0 - self.weight) {
+            self.fold(fold);
+        }
+    }
+
+    /// `decay` with D folded into the s_i (once in thousands of slots).
+    #[cold]
+    #[inline(never)]
+    fn fold(&mut self, fold: f64) {
         for (s, _) in self.stored.iter_mut().zip(&self.backlogged).filter(|(_, &b)| b) {
             *s *= fold;
         }
@@ -238,7 +247,14 @@ impl Pf {
 
     /// Put backlogged user i in the heap at its s_i (a walking scheduler), rebuilding
     /// the heap without its stale entries when they make up half of it.
+    #[inline(always)]
     fn push(&mut self, i: usize) {
+        if self.heap.is_some() {
+            self.push_heaped(i);
+        }
+    }
+
+    fn push_heaped(&mut self, i: usize) {
         let Some(heap) = &mut self.heap else { return };
         let key = self.stored[i].to_bits();
         if self.heaped[i] == key {
