@@ -229,9 +229,9 @@ impl Pf {
     /// `decay` with D folded into the s_i (once in thousands of slots).
     #[cold]
     #[inline(never)]
-    fn fold(&mut self, fold: f64) {
+    fn fold(&mut self, factor: f64) {
         for (s, _) in self.stored.iter_mut().zip(&self.backlogged).filter(|(_, &b)| b) {
-            *s *= fold;
+            *s *= factor;
         }
         if let Some(mut heap) = self.heap.take() {
             heap.clear();

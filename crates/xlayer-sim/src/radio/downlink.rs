@@ -117,7 +117,8 @@ pub struct SharedDownlink {
     /// The real scheduler.
     pf: Pf,
     /// μ_i of a receiver as asked at the start of the slot `rated[i] - 1` (`Phy::slot_rate`):
-    /// the shadow reuses it at the slot's end.
+    /// the shadow reuses it at the slot's end. A scanning cell asks every μ_i each slot
+    /// and leaves `rated` alone.
     rate: Vec<f64>,
     rated: Vec<u64>,
     /// The receiver served in the current slot and the backoff its rate was chosen at:
@@ -346,11 +347,11 @@ impl SharedDownlink {
                 rate[i]
             })
         } else {
-            // A scan asks every backlogged receiver and the shadow every receiver: all now.
+            // A scan asks every backlogged receiver and the shadow every receiver: all now
+            // (the shadow then reads `rate` without `rated`).
             for (i, (r, m)) in rate.iter_mut().zip(margins).enumerate() {
                 *r = phy.slot_rate(channel.gain(i), m.backoff());
             }
-            rated.fill(asked);
             self.pf.serve(phy.max_slot_rate(), |i| rate[i])
         };
         self.served = served.map(|(u, _)| (u, self.margins[u].backoff()));
