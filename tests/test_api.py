@@ -40,16 +40,21 @@ def test_run_returns_tidy_tables(dumbbell_run: xlayer.RunResult) -> None:
     assert res.scenario["simulation"]["duration"] == "5s"
 
 
-def test_series_names_decode_to_the_names_their_codes_index() -> None:
-    """The native series gives entity and metric names once and a u32 code a row; the
-    DataFrame holds each row's name as a string column, as a list of names would give."""
-    doc = xlayer.resolve(LOSSY, {"simulation.duration": "2s"})
+@pytest.mark.parametrize("flow_name", ["bernoulli", "bernoulli-over-the-lossy-link"])
+def test_series_names_are_the_rows_text_as_arrow_lays_it_out(flow_name: str) -> None:
+    """The native series gives entity and metric as Arrow text buffers (n + 1 i64
+    offsets into the rows' UTF-8); the DataFrame holds each row's name as a string
+    column, as a list of names would give. Names of up to 16 bytes are copied a fixed
+    16 bytes at a time, longer ones (the second case) by their length."""
+    doc = xlayer.resolve(LOSSY, {"simulation.duration": "2s", "flow.bernoulli.name": flow_name})
     raw = _core.Simulation(xlayer.canonical_json(doc), 1, 0).finish()
     series = xlayer.run(doc, seed=1, run=0, progress=False).series
+    assert flow_name in set(series["entity"])
     for column in ("entity", "metric"):
-        coded = raw["series"][column]
-        codes = memoryview(coded["codes"]).cast("I")
-        names = [coded["names"][i] for i in codes]
+        text = raw["series"][column]
+        offsets = memoryview(text["offsets"]).cast("q")
+        assert offsets[0] == 0 and len(offsets) == len(series) + 1
+        names = [bytes(text["utf8"][a:b]).decode() for a, b in zip(offsets, offsets[1:])]
         assert len(set(names)) > 1
         pd.testing.assert_series_equal(series[column], pd.Series(names, name=column), check_exact=True)
 

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import DUMBBELL, LOSSY
 
@@ -38,6 +40,11 @@ def test_run_writes_results_and_manifest(run_cli, tmp_path: Path) -> None:
     flows = pd.read_csv(out / "flows.csv")
     assert list(flows["name"]) == ["bernoulli", "gilbert"]
     assert stderr == ""  # no progress bar when stderr is not a terminal
+    # The series' names are stored as the flow table's are, as they always have been
+    # (the core hands them over as `large_string`, the type pandas keeps).
+    series = pq.read_table(out / "series.parquet")
+    assert series.schema.field("entity").type == series.schema.field("metric").type == pa.string()
+    pd.testing.assert_frame_equal(series.to_pandas(), api.series)
 
 
 def test_run_default_out_dir_and_quiet(run_cli, tmp_path: Path,

@@ -184,12 +184,12 @@ def arrow_array(values: list[Any] | Mapping[str, Any]) -> Any:
     usual way (`pa.array`) makes pyarrow import pandas, which would cost `xlayer run`
     more than its simulation. Types as pandas would give them: int64, float64 with
     None and NaN as nulls, string, bool; a column of only None has the null type. The
-    series' buffer columns: `{"float64"}` as float64 (NaN as nulls), a coded column
-    (`{"names", "codes"}`) decoded to strings."""
+    series' buffer columns: `{"float64"}` as float64 (NaN as nulls), a text column
+    (`{"offsets", "utf8"}`) as string."""
     import numpy as np
     import pyarrow as pa
 
-    if isinstance(values, Mapping) and not (values.get("float64") or values.get("codes")):
+    if isinstance(values, Mapping) and not (values.get("float64") or values.get("offsets")):
         return pa.nulls(0)  # as an empty list gives
     if isinstance(values, Mapping) and "float64" in values:
         floats = np.frombuffer(values["float64"], dtype=np.float64)
@@ -197,9 +197,7 @@ def arrow_array(values: list[Any] | Mapping[str, Any]) -> Any:
         valid = pa.py_buffer(np.packbits(~nan, bitorder="little")) if nan.any() else None
         return pa.Array.from_buffers(pa.float64(), len(floats), [valid, pa.py_buffer(floats)])
     if isinstance(values, Mapping):
-        # Names given once and a u32 index a row (the series' entity and metric).
-        codes = pa.Array.from_buffers(pa.uint32(), len(values["codes"]) // 4, [None, pa.py_buffer(values["codes"])])
-        return pa.DictionaryArray.from_arrays(codes, arrow_array(values["names"])).dictionary_decode()
+        return text_array(values).cast(pa.string())  # the type files have always had
     n = len(values)
     first = next((v for v in values if v is not None), None)
     if first is None:
@@ -219,6 +217,16 @@ def arrow_array(values: list[Any] | Mapping[str, Any]) -> Any:
     for e in encoded:
         offsets.append(offsets[-1] + len(e))
     return pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))])
+
+
+def text_array(values: Mapping[str, bytes]) -> Any:
+    """A text column of the series (entity, metric) as the core lays it out: the
+    `large_string` array pandas keeps its strings in, on the core's buffers."""
+    import pyarrow as pa
+
+    offsets = values["offsets"]
+    return pa.Array.from_buffers(pa.large_string(), len(offsets) // 8 - 1,
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(values["utf8"])])
 
 
 def _bits(flags: list[bool], invert: bool = False) -> Any:

@@ -347,7 +347,7 @@ def _arrow(values: Any) -> Any:
         return values
     if "float64" in values:
         return pa.array(np.frombuffer(values["float64"], dtype=np.float64)) if values["float64"] else []
-    return arrow_array(values) if values["codes"] else []
+    return arrow_array(values) if values["offsets"] else []
 
 
 def _stage_is_live(name: str) -> bool:

@@ -98,7 +98,7 @@ def _empty(names: tuple[str, ...]) -> pd.DataFrame:
 def column(values: Any) -> Any:
     """A native column for pandas, with the dtype pandas gives the same values as a list:
     a list of numbers as an array (`numbers`), a float buffer as a float64 array, a
-    coded one (`native.arrow_array`) decoded in Arrow; an empty one as an empty list.
+    text one on the core's buffers (`native.text_array`); an empty one as an empty list.
     The float array is a read-only view of the buffer: `pd.DataFrame` copies a dict's
     arrays (into one block with the other float columns), so copying it here first would
     copy it twice."""
@@ -108,7 +108,7 @@ def column(values: Any) -> Any:
         return values
     if "float64" in values:
         return np.frombuffer(values["float64"], dtype=np.float64) if values["float64"] else []
-    return pd.Series(native.arrow_array(values), dtype="str") if values["codes"] else []
+    return pd.Series(native.text_array(values), dtype="str") if values["offsets"] else []
 
 
 def numbers(values: list[Any]) -> Any:

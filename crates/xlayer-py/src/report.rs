@@ -1,5 +1,5 @@
 //! Convert a run report into dicts of columns: lists, which pandas takes directly, and
-//! the series' columns as buffers (`coded` names, `floats`), which are long.
+//! the series' columns as buffers (`text`, `floats`), which are long.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -20,20 +20,68 @@ fn table<'py>(py: Python<'py>, columns: Vec<(String, Column)>) -> PyResult<Bound
     Ok(d)
 }
 
-/// A column of names given by index, as `{"names": [str], "codes": bytes}` with one
-/// native-endian `u32` index a row (as Arrow lays it out): a Python string per row cost an allocation and a
-/// UTF-8 decode each, and pandas then converted every one again (`native.arrow_array`
-/// decodes the column in Arrow instead).
-fn coded<'a, 'py>(
+/// A column of names given by index, as Arrow lays out a `large_string` array:
+/// `{"offsets": bytes, "utf8": bytes}`, n + 1 native-endian `i64` offsets into the rows'
+/// UTF-8 text (both empty without rows). A Python string a row cost an allocation and a
+/// UTF-8 decode each, and pandas then converted every one again; names passed once with
+/// a code a row left Arrow a decode of 7 ns a row. Here the bytes are written straight
+/// into the Python objects, and pandas keeps its strings as `large_string`
+/// (`native.arrow_array` wraps the buffers as they are).
+fn text<'py>(
     py: Python<'py>,
-    names: impl Iterator<Item = &'a str>,
-    rows: impl ExactSizeIterator<Item = u32>,
+    names: &[&str],
+    rows: impl ExactSizeIterator<Item = u32> + Clone,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let n = rows.len();
+    let mut end = 0;
+    let offsets = PyBytes::new_with(py, if n > 0 { 8 * (n + 1) } else { 0 }, |buf| {
+        for (offset, row) in buf.chunks_exact_mut(8).skip(1).zip(rows.clone()) {
+            end += names[row as usize].len();
+            offset.copy_from_slice(&(end as i64).to_ne_bytes());
+        }
+        Ok(())
+    })?;
+    let utf8 = PyBytes::new_with(py, end, |buf| {
+        copy_names(names, rows, buf);
+        Ok(())
+    })?;
     let d = PyDict::new(py);
-    d.set_item("names", names.collect::<Vec<_>>())?;
-    let codes: Vec<u8> = rows.flat_map(u32::to_ne_bytes).collect();
-    d.set_item("codes", PyBytes::new(py, &codes))?;
+    d.set_item("offsets", offsets)?;
+    d.set_item("utf8", utf8)?;
     Ok(d)
+}
+
+/// The rows' names one after another into `buf` (exactly their length). Names of at most
+/// `PAD` bytes (the metrics', and most entities') go in as one fixed-size copy each, the
+/// next row writing over the padding: a copy of a name's own length is a call to
+/// `memcpy` a row, which took most of the time.
+fn copy_names(names: &[&str], rows: impl Iterator<Item = u32>, buf: &mut [u8]) {
+    const PAD: usize = 16;
+    let mut at = 0;
+    if names.iter().all(|s| s.len() <= PAD) {
+        let padded: Vec<[u8; PAD]> = names
+            .iter()
+            .map(|s| {
+                let mut p = [0; PAD];
+                p[..s.len()].copy_from_slice(s.as_bytes());
+                p
+            })
+            .collect();
+        for row in rows {
+            let len = names[row as usize].len();
+            match buf.get_mut(at..at + PAD) {
+                Some(room) => room.copy_from_slice(&padded[row as usize]),
+                None => buf[at..at + len].copy_from_slice(&padded[row as usize][..len]),
+            }
+            at += len;
+        }
+    } else {
+        for row in rows {
+            let name = names[row as usize].as_bytes();
+            buf[at..at + name.len()].copy_from_slice(name);
+            at += name.len();
+        }
+    }
 }
 
 /// A float column as `{"float64": bytes}`, native-endian as Arrow and numpy lay it out:
@@ -51,10 +99,9 @@ pub fn to_dict<'py>(py: Python<'py>, r: &RunReport, wall_time_s: f64) -> PyResul
     d.set_item("links", table(py, LinkRow::columns(&r.links))?)?;
     let s = PyDict::new(py);
     s.set_item("time_s", floats(py, &r.series.time_s)?)?;
-    let entities = r.entities.iter().map(String::as_str);
-    s.set_item("entity", coded(py, entities, r.series.entity.iter().copied())?)?;
-    let metrics = r.series.metric_names.iter().copied();
-    s.set_item("metric", coded(py, metrics, r.series.metric.iter().map(|&m| u32::from(m)))?)?;
+    let entities: Vec<&str> = r.entities.iter().map(String::as_str).collect();
+    s.set_item("entity", text(py, &entities, r.series.entity.iter().copied())?)?;
+    s.set_item("metric", text(py, &r.series.metric_names, r.series.metric.iter().map(|&m| u32::from(m)))?)?;
     s.set_item("value", floats(py, &r.series.value)?)?;
     d.set_item("series", s)?;
     d.set_item("fingerprint", format!("0x{:016x}", r.fingerprint))?;
