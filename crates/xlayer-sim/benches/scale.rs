@@ -5,7 +5,10 @@
 //! flow between one pair of hosts. Reports the build time, wall time, events per packet,
 //! wall nanoseconds per delivered packet and memory per flow: the peak resident set of a
 //! child process that builds and runs the scenario with the flow table on (series off),
-//! minus that of the same scenario with no flows, divided by the flows. The child takes
+//! minus that of the same scenario with no flows, divided by the flows (`B/flow`), and
+//! the same less the scenario's topology (its hosts and links without the flows: the
+//! flows' own state, `B/flow state`; with a pair each a flow also brings two hosts and
+//! four link directions, which `B/flow` counts and this does not). The child takes
 //! the scenario as the Python front hands it to the core (JSON; `xlayer-py` parses it and
 //! drops the parsed scenario once the world is built) and does the same; `memory N
 //! [pair] toml` has it parse the TOML text itself instead (the `toml` crate's document
@@ -15,8 +18,9 @@
 //! e.g. `-- 16 10000`; `-- once FLOWS [pair] [flows] [secs=S]` runs one scenario, with a
 //! pair per flow unless `pair`, probes off unless `flows` (the flow table, as the memory
 //! column has it), for S simulated seconds (default 10), e.g. under
-//! `valgrind --tool=callgrind`; `-- json FLOWS [pair] | valgrind --tool=massif <binary>
-//! memory FLOWS [pair]` profiles the memory column's child).
+//! `valgrind --tool=callgrind`; `-- json FLOWS [pair] [topology] | valgrind
+//! --tool=massif <binary> memory FLOWS [pair]` profiles the memory column's child, with
+//! `topology` the scenario without its flows).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -69,14 +73,19 @@ fn parse(toml: &str) -> Scenario {
     Scenario::from_toml(toml).expect("valid")
 }
 
-/// The scenario of the memory column as JSON, as the Python front passes it.
-fn json(n: usize, pairs: bool) -> String {
-    let value: serde_json::Value = toml::from_str(&scenario(n, pairs, "10s", FLOW_TABLE)).expect("valid TOML");
+/// The scenario of the memory column as JSON, as the Python front passes it; with
+/// `flows` false, its topology alone.
+fn json(n: usize, pairs: bool, flows: bool) -> String {
+    let mut value: serde_json::Value = toml::from_str(&scenario(n, pairs, "10s", FLOW_TABLE)).expect("valid TOML");
+    if !flows {
+        value.as_object_mut().expect("a table").remove("flow");
+    }
     value.to_string()
 }
 
-/// Peak resident set of a child process that runs N flows with the flow table on.
-fn child_peak_kib(n: usize, pairs: bool) -> Option<u64> {
+/// Peak resident set of a child process that runs N flows with the flow table on (or
+/// builds and runs their topology alone, without `flows`).
+fn child_peak_kib(n: usize, pairs: bool, flows: bool) -> Option<u64> {
     use std::io::Write;
     let exe = std::env::current_exe().ok()?;
     let mut cmd = std::process::Command::new(exe);
@@ -85,7 +94,7 @@ fn child_peak_kib(n: usize, pairs: bool) -> Option<u64> {
         cmd.arg("pair");
     }
     let mut child = cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().ok()?;
-    child.stdin.take()?.write_all(json(n, pairs).as_bytes()).ok()?;
+    child.stdin.take()?.write_all(json(n, pairs, flows).as_bytes()).ok()?;
     let out = child.wait_with_output().ok()?;
     String::from_utf8(out.stdout).ok()?.trim().parse().ok()
 }
@@ -97,7 +106,7 @@ fn main() {
     let secs = args.iter().find_map(|a| a.strip_prefix("secs=")).unwrap_or("10");
     let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
     if flag("json") {
-        println!("{}", json(counts[0], pairs));
+        println!("{}", json(counts[0], pairs, !flag("topology")));
         return;
     }
     if flag("memory") {
@@ -120,18 +129,21 @@ fn main() {
     }
     let counts = if counts.is_empty() { vec![1, 16, 100, 1_000, 10_000] } else { counts };
     println!(
-        "{:>7} {:>9} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>12}",
-        "flows", "hosts", "build_s", "run_s", "events", "delivered", "ev/pkt", "ns/pkt", "B/flow"
+        "{:>7} {:>9} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>12} {:>14}",
+        "flows", "hosts", "build_s", "run_s", "events", "delivered", "ev/pkt", "ns/pkt", "B/flow", "B/flow state"
     );
     for &n in &counts {
         for pairs in [true, false] {
             let (build, run, events, delivered) = run(parse(&scenario(n, pairs, "10s", PROBES_OFF)));
-            let memory =
-                child_peak_kib(n, pairs).zip(child_peak_kib(0, pairs)).map_or("-".to_string(), |(peak, base)| {
+            let peak = child_peak_kib(n, pairs, true);
+            let per_flow = |base: Option<u64>| {
+                peak.zip(base).map_or("-".to_string(), |(peak, base)| {
                     format!("{:.0}", (peak as f64 - base as f64) * 1024.0 / n as f64)
-                });
+                })
+            };
+            let (memory, state) = (per_flow(child_peak_kib(0, pairs, true)), per_flow(child_peak_kib(n, pairs, false)));
             println!(
-                "{n:>7} {:>9} {build:>9.3} {run:>9.3} {events:>12} {delivered:>12} {:>9.2} {:>9.1} {memory:>12}",
+                "{n:>7} {:>9} {build:>9.3} {run:>9.3} {events:>12} {delivered:>12} {:>9.2} {:>9.1} {memory:>12} {state:>14}",
                 if pairs { "per flow" } else { "one pair" },
                 events as f64 / delivered as f64,
                 run * 1e9 / delivered as f64
