@@ -86,10 +86,17 @@ fn copy_names(names: &[&str], rows: impl Iterator<Item = u32>, buf: &mut [u8]) {
 
 /// A float column as `{"float64": bytes}`, native-endian as Arrow and numpy lay it out:
 /// a Python float a row cost an allocation each, and pandas then read every one back.
+/// Written straight into the Python object: a buffer between them cost as much again
+/// (fresh pages, about 0.8 ms a MB on the project's machine).
 fn floats<'py>(py: Python<'py>, values: &[f64]) -> PyResult<Bound<'py, PyDict>> {
+    let bytes = PyBytes::new_with(py, 8 * values.len(), |buf| {
+        for (b, v) in buf.chunks_exact_mut(8).zip(values) {
+            b.copy_from_slice(&v.to_ne_bytes());
+        }
+        Ok(())
+    })?;
     let d = PyDict::new(py);
-    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-    d.set_item("float64", PyBytes::new(py, &bytes))?;
+    d.set_item("float64", bytes)?;
     Ok(d)
 }
 
