@@ -26,7 +26,7 @@ fn table<'py>(py: Python<'py>, columns: Vec<(String, Column)>) -> PyResult<Bound
 /// UTF-8 decode each, and pandas then converted every one again; names passed once with
 /// a code a row left Arrow a decode of 7 ns a row. Here the bytes are written straight
 /// into the Python objects, and pandas keeps its strings as `large_string`
-/// (`native.arrow_array` wraps the buffers as they are).
+/// (`native.text_array` wraps the buffers as they are).
 fn text<'py>(
     py: Python<'py>,
     names: &[&str],
@@ -86,8 +86,8 @@ fn copy_names(names: &[&str], rows: impl Iterator<Item = u32>, buf: &mut [u8]) {
 
 /// A float column as `{"float64": bytes}`, native-endian as Arrow and numpy lay it out:
 /// a Python float a row cost an allocation each, and pandas then read every one back.
-/// Written straight into the Python object: a buffer between them cost as much again
-/// (fresh pages, about 0.8 ms a MB on the project's machine).
+/// Written straight into the Python object: a buffer between them cost as much again,
+/// in fresh pages (docs/performance.md, "The Python front's cost per run").
 fn floats<'py>(py: Python<'py>, values: &[f64]) -> PyResult<Bound<'py, PyDict>> {
     let bytes = PyBytes::new_with(py, 8 * values.len(), |buf| {
         for (b, v) in buf.chunks_exact_mut(8).zip(values) {
