@@ -1,7 +1,7 @@
 //! End of a run: account for every packet and turn the world's counters into rows.
 
 use crate::engine::Stall;
-use crate::link::LinkMetrics;
+use crate::link::{AnyLink, LinkMetrics};
 use crate::stats::{report_secs, report_secs_f64, FlowRow, FlowStats, LinkRow, RunReport};
 use crate::world::World;
 use xlayer_proto::{Dir, Packet, SimTime};
@@ -39,8 +39,15 @@ impl World {
         if let Some(s) = self.stall() {
             return Err(FinishError::Stalled(s.clone()));
         }
-        // What reached a merge's link by the end has been decided there.
+        // What reached a merge's link by the end has been decided there, and what reached
+        // a cell that takes its packets ahead is in its queue (or dropped).
         self.flush_merges(self.end);
+        for link in 0..self.links.len() {
+            if let AnyLink::SharedDownlink(d) = &mut self.links[link].model {
+                d.settle(self.end);
+                self.drain_link(link as u32, false);
+            }
+        }
         // Held captures stamped after the end never reached their link.
         self.flush_captures(self.end);
         for c in std::mem::take(&mut self.captures) {

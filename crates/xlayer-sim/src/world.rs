@@ -103,6 +103,8 @@ pub struct World {
     pub(crate) scenario_hash: String,
     /// Some component draws random numbers, so the seed and run matter.
     pub(crate) uses_randomness: bool,
+    /// When `output.warmup` ends (`None`: no warm-up).
+    pub(crate) warmup_at: Option<SimTime>,
     /// Counters as they stood when `output.warmup` ended (`None`: no warm-up, or not yet).
     pub(crate) warmup_base: Option<crate::stats::warmup::WarmupBase>,
     /// Reused by every drive, so the hot path does not allocate.

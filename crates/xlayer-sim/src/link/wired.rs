@@ -41,8 +41,9 @@ pub struct WiredDir {
     /// Its only input, when it has one and the world's cut-through covers both
     /// (`net/cut.rs`), else `u32::MAX` (`MANY_INPUTS` there); the world sets it.
     pub sole_input: u32,
-    /// Some direction after it takes its packets before they land: it is that
-    /// direction's only input, or one of a merge's inputs (the world sets it too).
+    /// Some link after it takes its packets before they land: it is that direction's
+    /// only input, one of a merge's inputs, or one of the inputs of a shared-downlink
+    /// cell that takes them ahead (the world sets it too).
     pub feeds_ahead: bool,
     /// Where the packet the last `enqueue` put on the wire is, for captures.
     last_wire: LastWire,

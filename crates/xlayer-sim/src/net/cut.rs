@@ -9,6 +9,12 @@
 //! node between them is never queued. On a dumbbell this removes the hop after the
 //! bottleneck on both the data and the ACK path (one host per access link).
 //!
+//! A shared-downlink cell whose inputs are all wired directions takes their packets the
+//! same way (`SharedDownlink::enqueue_ahead`): every input tells it of a packet before
+//! the packet reaches it, and it queues each at its arrival, between its slot
+//! boundaries, at its own next event or when a sample or the run's end reads it, so the
+//! landing at the access point is not an event (one of CLAMP's three events a segment).
+//!
 //! A direction with several wired inputs takes them through a merge (`net/merge.rs`),
 //! which the same walk feeds: a direction that feeds ahead passes its packet on, into
 //! the next direction if it is its only input, else into the next direction's merge.
@@ -64,10 +70,12 @@ impl LaterBytes {
 }
 
 /// Where a packet goes after a direction that feeds ahead: into the next direction,
-/// whose only input that is, or into merge `m` (`NO_MERGE`: it lands here).
+/// whose only input that is, into the shared-downlink cell whose only input that is
+/// (for receiver node `.1`), or into merge `m` (`NO_MERGE`: it lands here).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ahead {
     Alone(u32),
+    Cell(u32, u32),
     Merge(u32),
 }
 
@@ -125,7 +133,22 @@ impl World {
             i.dedup();
         }
         let wired: Vec<bool> = self.links.iter().map(|l| matches!(l.model, AnyLink::Wired(_))).collect();
+        // A cell takes its inputs' packets ahead when they are all wired, and where their
+        // drops and its counters need no instant of their own: no warm-up's end, no
+        // capture of the cell.
+        let cells_ahead = self.warmup_at.is_none();
         for (b, from) in inputs.iter().enumerate() {
+            if let AnyLink::SharedDownlink(d) = &mut self.links[b].model {
+                let all_wired = !from.is_empty() && from.iter().all(|&a| a != MANY_INPUTS && wired[a as usize]);
+                d.takes_ahead = all_wired && cells_ahead && self.link_cold[b].capture.is_none();
+                if d.takes_ahead {
+                    for &a in from {
+                        let AnyLink::Wired(w) = &mut self.links[a as usize].model else { unreachable!("wired") };
+                        w.feeds_ahead = true;
+                    }
+                }
+                continue;
+            }
             let AnyLink::Wired(w) = &mut self.links[b].model else { continue };
             let alone = matches!(from[..], [a] if a != MANY_INPUTS && wired[a as usize]);
             w.sole_input = if alone { from[0] } else { MANY_INPUTS };
@@ -142,8 +165,10 @@ impl World {
     /// checked against (`tests/cut_through.rs`). Call before the run starts.
     pub fn hop_by_hop(&mut self) {
         for l in &mut self.links {
-            if let AnyLink::Wired(w) = &mut l.model {
-                (w.sole_input, w.feeds_ahead) = (MANY_INPUTS, false);
+            match &mut l.model {
+                AnyLink::Wired(w) => (w.sole_input, w.feeds_ahead) = (MANY_INPUTS, false),
+                AnyLink::SharedDownlink(d) => d.takes_ahead = false,
+                _ => {}
             }
         }
         self.plan_merges(&vec![Vec::new(); self.links.len()]);
@@ -164,10 +189,11 @@ impl World {
             };
             let node = w.to_node;
             let ahead = if w.feeds_ahead && node != dst {
-                let b = self.routes.next_hop(node, dst).link;
-                match &self.links[b as usize].model {
-                    AnyLink::Wired(w) if w.sole_input == link => Ahead::Alone(b),
-                    _ => Ahead::Merge(self.merge_of[b as usize]),
+                let hop = self.routes.next_hop(node, dst);
+                match &self.links[hop.link as usize].model {
+                    AnyLink::Wired(w) if w.sole_input == link => Ahead::Alone(hop.link),
+                    AnyLink::SharedDownlink(d) if d.takes_ahead => Ahead::Cell(hop.link, hop.next),
+                    _ => Ahead::Merge(self.merge_of[hop.link as usize]),
                 }
             } else {
                 Ahead::Merge(NO_MERGE)
@@ -188,6 +214,7 @@ impl World {
                     }
                     match ahead {
                         Ahead::Alone(next) => (link, arrival) = (next, landing),
+                        Ahead::Cell(cell, node) => return self.cell_in(cell, landing, h, node),
                         Ahead::Merge(m) => return self.merge_in(m, landing, h, dst),
                     }
                 }
@@ -205,6 +232,16 @@ impl World {
                 }
             }
         }
+    }
+
+    /// A packet reaching shared-downlink cell `cell` at `arrival`, for receiver node
+    /// `node`, handed over now (`SharedDownlink::enqueue_ahead`). The cell's deadlines do
+    /// not move, but its slot clock starts at the first packet, as at its first enqueue.
+    fn cell_in(&mut self, cell: u32, arrival: SimTime, h: Handle, node: u32) {
+        let pkt = self.packets.take(h);
+        let AnyLink::SharedDownlink(d) = &mut self.links[cell as usize].model else { unreachable!("a cell") };
+        d.enqueue_ahead(arrival, pkt, node);
+        self.rearm_link(cell);
     }
 
     /// The capture `link` writes to, if any: looked up only when the run captures

@@ -139,6 +139,13 @@ pub struct SharedDownlink {
     current: Option<InAir>,
     /// Delivered, in the air: (arrival time, packet, receiver node), in time order.
     air: VecDeque<(SimTime, Packet, u32)>,
+    /// Packets handed over ahead of their arrival at the cell (`enqueue_ahead`):
+    /// (arrival, packet, receiver node), in arrival order, those of one arrival instant
+    /// in the order they were handed over.
+    ahead: VecDeque<(SimTime, Packet, u32)>,
+    /// Whether the world's cut-through hands it its inputs' packets ahead (`net/cut.rs`;
+    /// the world sets it).
+    pub(crate) takes_ahead: bool,
     out: VecDeque<LinkOutput>,
     metrics: LinkMetrics,
     stats: Vec<UserStats>,
@@ -194,6 +201,8 @@ impl SharedDownlink {
             next_slot: 0,
             current: None,
             air: VecDeque::new(),
+            ahead: VecDeque::new(),
+            takes_ahead: false,
             out: VecDeque::new(),
             metrics: LinkMetrics { rate_bps: cfg.max_rate_bps, ..Default::default() },
             stats: vec![UserStats::default(); n],
@@ -248,9 +257,45 @@ impl SharedDownlink {
         SimTime(self.slot.0.saturating_mul(k))
     }
 
-    /// Process every slot boundary at or before `now`.
+    /// A packet for receiver node `node` that reaches the cell at `arrival` (not before
+    /// `now`), handed over now by the world's cut-through (`net/cut.rs`). The cell takes
+    /// it at `arrival`, after the slot boundaries up to that instant and before those
+    /// after it, as `enqueue` then would: its queue, its agent and its drop are those of
+    /// that instant. Nothing the world sees moves before: the cell's deadlines are its
+    /// slot boundaries and its landings, and a sample or the run's end first takes what
+    /// has arrived (`queue`, `settle`). Each input hands its packets over in arrival
+    /// order, so one from another input mostly goes in a place or two from the back.
+    pub fn enqueue_ahead(&mut self, arrival: SimTime, pkt: Packet, node: u32) {
+        let at = self.ahead.iter().rposition(|&(t, _, _)| t <= arrival).map_or(0, |i| i + 1);
+        self.ahead.insert(at, (arrival, pkt, node));
+    }
+
+    /// Take the packets handed over ahead that have arrived by `now` and before the next
+    /// slot boundary (a boundary at an arrival's instant comes first, as its event did).
+    fn take_arrived(&mut self, now: SimTime) {
+        let next = self.slot_time(self.next_slot);
+        while self.ahead.front().is_some_and(|&(at, _, _)| at <= now && at < next) {
+            let (at, pkt, node) = self.ahead.pop_front().expect("checked");
+            self.enqueue_one(at, pkt, node);
+        }
+    }
+
+    /// Everything up to `now`: the slot boundaries and the packets handed over ahead
+    /// that have arrived (their drops wait in `poll_output`).
+    pub(crate) fn settle(&mut self, now: SimTime) {
+        self.run_slots(now);
+    }
+
+    /// Process every slot boundary at or before `now`, and the packets handed over
+    /// ahead that arrive between them.
     fn run_slots(&mut self, now: SimTime) {
-        while self.slot_time(self.next_slot) <= now {
+        loop {
+            if !self.ahead.is_empty() {
+                self.take_arrived(now);
+            }
+            if self.slot_time(self.next_slot) > now {
+                return;
+            }
             let k = self.next_slot;
             let t = self.slot_time(k);
             self.channel.advance(self.warmup_s + t.as_secs_f64());
@@ -454,9 +499,12 @@ impl LinkModel for SharedDownlink {
         self.out.pop_front()
     }
 
+    /// With the packets handed over ahead that have not arrived (still on the wire before
+    /// the cell).
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
         self.queues.iter().flat_map(|q| q.iter()).for_each(&mut *f);
         self.air.iter().for_each(|(_, p, _)| f(p));
+        self.ahead.iter().for_each(|(_, p, _)| f(p));
     }
 
     /// What a saturated cell would have got through (the shadow scheduler: proportional
@@ -484,6 +532,14 @@ impl LinkModel for SharedDownlink {
     fn metrics(&self, _now: SimTime) -> LinkMetrics {
         let (packets, bytes) = self.queues.iter().fold((0, 0), |(n, b), q| (n + q.len() as u64, b + q.held_bytes()));
         LinkMetrics { queue_packets: packets, queue_bytes: bytes, ..self.metrics }
+    }
+
+    /// The queues with the packets handed over ahead that have arrived by `now` (a
+    /// sample comes after its instant's events, so its slot boundaries are behind it).
+    fn queue(&mut self, now: SimTime) -> (u64, u64) {
+        self.settle(now);
+        let m = self.metrics(now);
+        (m.queue_packets, m.queue_bytes)
     }
 }
 

@@ -175,6 +175,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
         digests: None,
         watchdog: Default::default(),
         scenario_hash: s.hash(),
+        warmup_at: None,
         warmup_base: None,
         uses_randomness: radio_draws.get() || s.links.iter().any(|l| l.loss.is_some()),
         outbox: Vec::new(),
@@ -195,6 +196,7 @@ pub fn build(s: &Scenario, seed: u64, run: u64, pcap_dir: Option<&Path>) -> Resu
     }
     if let Some(w) = s.output.warmup.map(|d| SimTime::ZERO + d.0).filter(|&t| t > SimTime::ZERO) {
         world.queue.push(Lane::Timers, w, Event::Warmup);
+        world.warmup_at = Some(w);
     }
     Ok(world)
 }
