@@ -44,7 +44,10 @@ impl World {
         self.flush_merges(self.end);
         for link in 0..self.links.len() {
             if let AnyLink::SharedDownlink(d) = &mut self.links[link].model {
-                d.settle(self.end);
+                if !d.takes_ahead {
+                    continue;
+                }
+                d.run_slots(self.end);
                 self.drain_link(link as u32, false);
             }
         }

@@ -70,8 +70,8 @@ impl LaterBytes {
 }
 
 /// Where a packet goes after a direction that feeds ahead: into the next direction,
-/// whose only input that is, into the shared-downlink cell whose only input that is
-/// (for receiver node `.1`), or into merge `m` (`NO_MERGE`: it lands here).
+/// whose only input that is, into a shared-downlink cell that takes its inputs'
+/// packets ahead (for receiver node `.1`), or into merge `m` (`NO_MERGE`: it lands here).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ahead {
     Alone(u32),

@@ -263,7 +263,7 @@ impl SharedDownlink {
     /// after it, as `enqueue` then would: its queue, its agent and its drop are those of
     /// that instant. Nothing the world sees moves before: the cell's deadlines are its
     /// slot boundaries and its landings, and a sample or the run's end first takes what
-    /// has arrived (`queue`, `settle`). Each input hands its packets over in arrival
+    /// has arrived (`queue`, `World::finish`). Each input hands its packets over in arrival
     /// order, so one from another input mostly goes in a place or two from the back.
     pub fn enqueue_ahead(&mut self, arrival: SimTime, pkt: Packet, node: u32) {
         let at = self.ahead.iter().rposition(|&(t, _, _)| t <= arrival).map_or(0, |i| i + 1);
@@ -280,15 +280,9 @@ impl SharedDownlink {
         }
     }
 
-    /// Everything up to `now`: the slot boundaries and the packets handed over ahead
-    /// that have arrived (their drops wait in `poll_output`).
-    pub(crate) fn settle(&mut self, now: SimTime) {
-        self.run_slots(now);
-    }
-
     /// Process every slot boundary at or before `now`, and the packets handed over
-    /// ahead that arrive between them.
-    fn run_slots(&mut self, now: SimTime) {
+    /// ahead that arrive between them (their drops wait in `poll_output`).
+    pub(crate) fn run_slots(&mut self, now: SimTime) {
         loop {
             if !self.ahead.is_empty() {
                 self.take_arrived(now);
@@ -537,7 +531,7 @@ impl LinkModel for SharedDownlink {
     /// The queues with the packets handed over ahead that have arrived by `now` (a
     /// sample comes after its instant's events, so its slot boundaries are behind it).
     fn queue(&mut self, now: SimTime) -> (u64, u64) {
-        self.settle(now);
+        self.run_slots(now);
         let m = self.metrics(now);
         (m.queue_packets, m.queue_bytes)
     }
