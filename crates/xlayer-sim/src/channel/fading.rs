@@ -6,6 +6,7 @@
 //! `t_s` in any order at the cost of one `cos` per oscillator; a realisation is fixed by
 //! the draws made from `rng` in `new` (draw order documented on each constructor).
 
+use super::moments::TtiMoments;
 use crate::engine::{stream, uniform, Rng};
 use std::cell::RefCell;
 use std::f64::consts::PI;
@@ -34,11 +35,11 @@ fn check_doppler(doppler_hz: f64, oscillators: usize) {
 #[derive(Clone, Debug)]
 pub struct SosPath {
     /// ω_d cos α_n, rad/s.
-    omega: Vec<f64>,
+    pub(super) omega: Vec<f64>,
     /// ω_n·t_off + φ reduced mod 2π, so arguments stay small.
-    phase: Vec<f64>,
+    pub(super) phase: Vec<f64>,
     /// sqrt(2/M)·(cos ψ_n, sin ψ_n).
-    amp: Vec<(f64, f64)>,
+    pub(super) amp: Vec<(f64, f64)>,
 }
 
 impl SosPath {
@@ -463,7 +464,7 @@ impl FrameErrors {
 
     /// Start loading what the next TTI's sample reads (the channel's lanes).
     pub fn prefetch(&self) {
-        crate::engine::prefetch(&self.sampler.lanes.data[..], usize::MAX);
+        self.sampler.prefetch();
     }
 
     /// Loss threshold relative to the mean SNR (mean-of-paths normalisation).
@@ -484,28 +485,59 @@ struct TtiSampler {
     /// Sub-samples per TTI and their spacing; 0 for Instantaneous.
     n: usize,
     step_s: f64,
-    /// Every path's oscillators in path order, with the phasors carried from TTI to TTI
-    /// (TtiMean only; inline: what it points to is one allocation).
-    lanes: TtiLanes,
+    /// How a TTI's mean is formed, with the phasors it carries from TTI to TTI (TtiMean
+    /// only; inline: what it points to is one allocation).
+    mean: TtiMean,
     /// The start of the TTI the carried phasors are at, and the TTIs sampled since the
     /// last exact anchor (0: none yet).
     next_t: f64,
     steps: u32,
 }
 
+/// A TTI's mean power: its sub-steps one by one, or, for slow fading, from their
+/// moments (`moments`: the same mean, fewer operations).
+#[derive(Clone, Debug)]
+enum TtiMean {
+    SubSteps(TtiLanes),
+    Moments(TtiMoments),
+}
+
 impl TtiSampler {
     fn new(channel: Multipath, tti_s: f64, sampling: SnrSampling) -> Self {
         let (n, step_s) = sub_steps(tti_s, sampling);
-        let lanes = if n > 0 { TtiLanes::new(&channel, n, step_s) } else { TtiLanes::default() };
-        TtiSampler { channel, n, step_s, lanes, next_t: 0.0, steps: 0 }
+        let mean = match TtiMoments::new(&channel, n, step_s) {
+            Some(m) => TtiMean::Moments(m),
+            None => Self::sub_steps(&channel, n, step_s),
+        };
+        TtiSampler { channel, n, step_s, mean, next_t: 0.0, steps: 0 }
+    }
+
+    fn sub_steps(channel: &Multipath, n: usize, step_s: f64) -> TtiMean {
+        TtiMean::SubSteps(if n > 0 { TtiLanes::new(channel, n, step_s) } else { TtiLanes::default() })
+    }
+
+    /// The same sampler with its means from the sub-steps one by one.
+    #[cfg(test)]
+    fn by_sub_steps(mut self) -> Self {
+        self.mean = Self::sub_steps(&self.channel, self.n, self.step_s);
+        self
+    }
+
+    /// Start loading what the next TTI's sample reads.
+    fn prefetch(&self) {
+        match &self.mean {
+            TtiMean::SubSteps(l) => crate::engine::prefetch(&l.data[..], usize::MAX),
+            TtiMean::Moments(m) => crate::engine::prefetch(m.data(), usize::MAX),
+        }
     }
 
     /// TtiMean: for each path, the mean of |h|² at t0 + (k + ½)·step, k = 0..n
     /// (midpoint rule), then the mean over paths. Each oscillator's phasor turns by
-    /// ω·step a sub-step, and on into the next TTI, as a `JakesBank`'s shared phasors do from slot to
-    /// slot: a TTI that follows the last one sampled costs no `sin_cos`. Any other TTI,
-    /// and every `REANCHOR`-th, starts from exact `sin_cos` phasors, so rounding cannot
-    /// drift (its gains then are bit for bit those of a fresh sampler).
+    /// ω·step a sub-step (by ω·tti a TTI with moments), and on into the next TTI, as a
+    /// `JakesBank`'s shared phasors do from slot to slot: a TTI that follows the last one
+    /// sampled costs no `sin_cos`. Any other TTI, and every `REANCHOR`-th, starts from
+    /// exact `sin_cos` phasors, so rounding cannot drift (its gains then are bit for bit
+    /// those of a fresh sampler).
     fn sample(&mut self, t_s: f64) -> f64 {
         if self.n == 0 {
             return self.channel.gain(t_s);
@@ -515,11 +547,18 @@ impl TtiSampler {
         if next {
             self.steps += 1;
         } else {
-            self.lanes.anchor(&self.channel, t_s, self.step_s);
+            match &mut self.mean {
+                TtiMean::SubSteps(l) => l.anchor(&self.channel, t_s, self.step_s),
+                TtiMean::Moments(m) => m.anchor(&self.channel, t_s, tti_s),
+            }
             self.steps = 1;
         }
         self.next_t = t_s + tti_s;
-        let (n, l) = (self.n, &mut self.lanes);
+        let l = match &mut self.mean {
+            TtiMean::SubSteps(l) => l,
+            TtiMean::Moments(m) => return super::lanes::tti_moments(m),
+        };
+        let n = self.n;
         let sum: f64 = TTI_SCRATCH.with_borrow_mut(|scratch| {
             scratch.fit(l);
             super::lanes::tti_powers(l, scratch);
@@ -983,7 +1022,8 @@ mod tests {
         for (paths, tti, step) in [(2, 0.020, 0.001), (1, 0.010, 0.001), (3, 0.020, 0.0029), (2, 0.002, 0.002)] {
             let channel = Multipath::new(paths, 5.0, FRAME_ERROR_OSCILLATORS, &mut stream(3, 0, "fading:unit"));
             let (n, step_s) = sub_steps(tti, SnrSampling::TtiMean { step_s: step });
-            let mut sampler = TtiSampler::new(channel.clone(), tti, SnrSampling::TtiMean { step_s: step });
+            let sampling = SnrSampling::TtiMean { step_s: step };
+            let mut sampler = TtiSampler::new(channel.clone(), tti, sampling).by_sub_steps();
             for k in 0..500u64 {
                 let t = k as f64 * 0.137 + 1e3 * (k % 7) as f64;
                 let want = tti_mean_path_by_path(&channel, t, step_s, n);
@@ -992,32 +1032,78 @@ mod tests {
         }
     }
 
+    /// The sampler's moments give the sub-steps' mean, on consecutive TTIs (carried
+    /// phasors) and scattered ones, and are taken only where the series is short. The
+    /// two round the arguments ω·t (here up to 3·10⁴ rad) apart: `moments`' own tests
+    /// compare both from the same phasors.
+    #[test]
+    fn tti_means_by_moments_are_the_sub_steps_means() {
+        // (paths, Doppler, TTI, sub-step, by moments): too few sub-steps, ν > 1, and a
+        // series longer than the moments keep take the sub-steps.
+        let cases = [
+            (2, 5.0, 0.020, 0.001, true),
+            (1, 5.0, 0.020, 0.0005, true),
+            (3, 2.0, 0.040, 0.001, true),
+            (2, 0.0, 0.020, 0.001, true),
+            (2, 5.0, 0.016, 0.001, true),
+            (2, 5.0, 0.010, 0.001, false),
+            (2, 100.0, 0.020, 0.001, false),
+            (2, 20.0, 0.012, 0.0005, false),
+        ];
+        for (paths, fd, tti, step, moments) in cases {
+            let sampling = SnrSampling::TtiMean { step_s: step };
+            let channel = Multipath::new(paths, fd, FRAME_ERROR_OSCILLATORS, &mut stream(3, 0, "fading:moments"));
+            let (n, step_s) = sub_steps(tti, sampling);
+            let mut sampler = TtiSampler::new(channel.clone(), tti, sampling);
+            let by_moments = matches!(sampler.mean, TtiMean::Moments(_));
+            assert_eq!(by_moments, moments, "{paths} paths, {fd} Hz, {n} sub-steps of {step_s} s");
+            let mut worst = 0.0f64;
+            for k in 0..3000u64 {
+                let t = 777.7 + if k < 2500 { k as f64 * tti } else { k as f64 * 0.137 };
+                let (got, want) = (sampler.sample(t), tti_mean_path_by_path(&channel, t, step_s, n));
+                worst = worst.max(((got - want) / want).abs());
+            }
+            println!("{paths} paths, {fd} Hz, {n} sub-steps: worst relative error {worst:e}");
+            assert!(worst < 1e-10, "{paths} paths, {fd} Hz, {n} sub-steps: worst relative error {worst:e}");
+        }
+    }
+
     /// Consecutive TTIs turn the phasors on: within rounding of the exact phasors a
     /// fresh sampler starts from, bit for bit those after a skipped TTI, a repeated one
-    /// or `REANCHOR` TTIs on the grid.
+    /// or `REANCHOR` TTIs on the grid; by sub-steps and by moments.
     #[test]
     fn carried_phasors_stay_on_the_exact_ones_and_reanchor() {
         let (tti, step) = (0.020, SnrSampling::TtiMean { step_s: 0.001 });
         let channel = Multipath::new(2, 5.0, FRAME_ERROR_OSCILLATORS, &mut stream(3, 0, "fading:carry"));
-        let mut carried = TtiSampler::new(channel.clone(), tti, step);
-        let exact = |t: f64| TtiSampler::new(channel.clone(), tti, step).sample(t);
-        let (mut worst, mut same) = (0.0f64, 0);
-        let t0 = 1234.5;
-        for k in 0..3 * REANCHOR as u64 {
-            let t = t0 + k as f64 * tti;
-            let (got, want) = (carried.sample(t), exact(t));
-            if k % REANCHOR as u64 == 0 {
-                assert_eq!(got.to_bits(), want.to_bits(), "re-anchored at TTI {k}");
+        for by_sub_steps in [false, true] {
+            let fresh = || {
+                let s = TtiSampler::new(channel.clone(), tti, step);
+                if by_sub_steps {
+                    s.by_sub_steps()
+                } else {
+                    s
+                }
+            };
+            let mut carried = fresh();
+            let exact = |t: f64| fresh().sample(t);
+            let (mut worst, mut same) = (0.0f64, 0);
+            let t0 = 1234.5;
+            for k in 0..3 * REANCHOR as u64 {
+                let t = t0 + k as f64 * tti;
+                let (got, want) = (carried.sample(t), exact(t));
+                if k % REANCHOR as u64 == 0 {
+                    assert_eq!(got.to_bits(), want.to_bits(), "re-anchored at TTI {k}");
+                }
+                same += usize::from(got == want);
+                worst = worst.max(((got - want) / want).abs());
             }
-            same += usize::from(got == want);
-            worst = worst.max(((got - want) / want).abs());
-        }
-        println!("carried TTI means: {same} of {} bit for bit, worst relative error {worst:e}", 3 * REANCHOR);
-        assert!(worst < 1e-10, "carried TTI means drift from the exact ones: {worst:e}");
-        assert!(same < 3 * REANCHOR as usize / 2, "the phasors were not carried ({same} equal)");
-        // Off the grid (a skipped TTI), the same TTI again: exact phasors.
-        for t in [t0 + 3.0 * REANCHOR as f64 * tti + 5.0 * tti, t0 + 3.0 * REANCHOR as f64 * tti + 5.0 * tti] {
-            assert_eq!(carried.sample(t).to_bits(), exact(t).to_bits(), "t = {t}");
+            println!("carried TTI means: {same} of {} bit for bit, worst relative error {worst:e}", 3 * REANCHOR);
+            assert!(worst < 1e-10, "carried TTI means drift from the exact ones: {worst:e}");
+            assert!(same < 3 * REANCHOR as usize / 2, "the phasors were not carried ({same} equal)");
+            // Off the grid (a skipped TTI), the same TTI again: exact phasors.
+            for t in [t0 + 3.0 * REANCHOR as f64 * tti + 5.0 * tti, t0 + 3.0 * REANCHOR as f64 * tti + 5.0 * tti] {
+                assert_eq!(carried.sample(t).to_bits(), exact(t).to_bits(), "t = {t}");
+            }
         }
     }
 

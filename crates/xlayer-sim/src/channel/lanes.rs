@@ -14,6 +14,7 @@
 #![allow(unsafe_code)]
 
 use super::fading::{small_bank_body, tti_powers_body, turn_body, Phasors, TtiLanes, TtiScratch};
+use super::moments::{tti_moments_body, TtiMoments};
 
 /// Does this CPU run the AVX2 copies? (`std` caches the detection: one load a call.)
 /// Other architectures have only the baseline copies.
@@ -37,6 +38,22 @@ pub(super) fn tti_powers(l: &mut TtiLanes, scratch: &mut TtiScratch) {
 #[target_feature(enable = "avx2")]
 unsafe fn tti_powers_avx2(l: &mut TtiLanes, scratch: &mut TtiScratch) {
     tti_powers_body::<8>(l, scratch)
+}
+
+/// One TTI's mean power by moments (`moments::tti_moments_body`).
+pub(super) fn tti_moments(l: &mut TtiMoments) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { tti_moments_avx2(l) };
+    }
+    tti_moments_body(l)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn tti_moments_avx2(l: &mut TtiMoments) -> f64 {
+    tti_moments_body(l)
 }
 
 /// Every path's gain of a small bank (`fading::small_bank_body`).
@@ -103,6 +120,30 @@ mod tests {
                     unsafe { tti_powers_avx2(&mut fast_lanes, &mut fast) };
                     let (a, b) = (base.powers(&base_lanes), fast.powers(&fast_lanes));
                     assert_eq!(bits(a), bits(b), "{paths} paths, {n} sub-steps, t = {t}, TTI {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tti_moments_avx2_gives_the_baseline_bits() {
+        if !avx2() {
+            eprintln!("no AVX2 on this CPU: nothing to compare");
+            return;
+        }
+        // Koga's channel; three paths of 7 oscillators, 30 sub-steps.
+        for (paths, oscillators, n, step) in [(2, 20, 20, 0.001), (3, 7, 30, 0.0005)] {
+            let channel = Multipath::new(paths, 5.0, oscillators, &mut stream(9, 0, "moments"));
+            let mut base = TtiMoments::new(&channel, n, step).expect("slow fading");
+            let mut fast = base.clone();
+            for t in [0.0, 1.25, 61.7, 3_000.0] {
+                base.anchor(&channel, t, n as f64 * step);
+                fast.anchor(&channel, t, n as f64 * step);
+                for k in 0..3 {
+                    let a = tti_moments_body(&mut base);
+                    // SAFETY: the CPU has AVX2 (checked above).
+                    let b = unsafe { tti_moments_avx2(&mut fast) };
+                    assert_eq!(a.to_bits(), b.to_bits(), "{paths} paths, t = {t}, TTI {k}");
                 }
             }
         }

@@ -3,3 +3,4 @@
 pub mod fading;
 mod lanes;
 pub mod loss;
+mod moments;
