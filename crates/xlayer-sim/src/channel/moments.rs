@@ -65,7 +65,7 @@ pub(super) struct Block {
 /// p + q: entry (i, j) holds, for the lanes (even re, even im, odd re, odd im), the
 /// coefficient of powers (2i, 2j) twice, then of (2i + 1, 2j + 1) twice.
 #[derive(Debug)]
-pub(super) struct Kernel([[Quad; 8]; 8]);
+struct Kernel([[Quad; 8]; 8]);
 
 impl Kernel {
     /// The kernel of `n` sub-steps, made once a process for each `n`.
@@ -76,7 +76,8 @@ impl Kernel {
             return k.clone();
         }
         let s: Vec<f64> = (0..n).map(|k| (2 * k) as f64 / (n - 1) as f64 - 1.0).collect();
-        let mu = |r: usize| s.iter().map(|&x| x.powi(r as i32)).sum::<f64>() / n as f64;
+        // Powers by repeated products: `powi`'s rounding may differ between platforms.
+        let mu = |r: usize| s.iter().map(|&x| (0..r).fold(1.0, |a, _| a * x)).sum::<f64>() / n as f64;
         let mut coef = [0.0; TERMS];
         let mut fact = 1.0;
         for (p, c) in coef.iter_mut().enumerate() {
