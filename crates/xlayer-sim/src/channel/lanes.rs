@@ -1,4 +1,5 @@
 //! The fading loops that vectorise (`fading::tti_powers_body`, a W-CDMA TTI's sub-steps;
+//! `moments::tti_moments_body`, the same TTI's mean from its moments;
 //! `fading::small_bank_body`, a small cell's receivers side by side), compiled twice:
 //! for the build's baseline (SSE2 on x86-64: two f64 a register) and for AVX2 (four),
 //! chosen at run time by the CPU, so the wheel stays portable (no `target-cpu` in the
