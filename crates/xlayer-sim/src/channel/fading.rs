@@ -507,19 +507,20 @@ impl TtiSampler {
         let (n, step_s) = sub_steps(tti_s, sampling);
         let mean = match TtiMoments::new(&channel, n, step_s) {
             Some(m) => TtiMean::Moments(m),
-            None => Self::sub_steps(&channel, n, step_s),
+            None => Self::stepped(&channel, n, step_s),
         };
         TtiSampler { channel, n, step_s, mean, next_t: 0.0, steps: 0 }
     }
 
-    fn sub_steps(channel: &Multipath, n: usize, step_s: f64) -> TtiMean {
+    /// The sub-step loop's lanes (none for Instantaneous).
+    fn stepped(channel: &Multipath, n: usize, step_s: f64) -> TtiMean {
         TtiMean::SubSteps(if n > 0 { TtiLanes::new(channel, n, step_s) } else { TtiLanes::default() })
     }
 
     /// The same sampler with its means from the sub-steps one by one.
     #[cfg(test)]
     fn by_sub_steps(mut self) -> Self {
-        self.mean = Self::sub_steps(&self.channel, self.n, self.step_s);
+        self.mean = Self::stepped(&self.channel, self.n, self.step_s);
         self
     }
 

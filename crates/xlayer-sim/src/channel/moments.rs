@@ -40,8 +40,7 @@ type Quad = [f64; 4];
 /// Most blocks of four oscillators a path (32 oscillators; `FrameErrors` has 20).
 const MAX_BLOCKS: usize = 8;
 
-/// Four lanes at once (the loops below write each lane's operation once), spelt out so
-/// that the compiler sees four independent operations to put in one vector register.
+/// Four lanes at once: the loops below write each lane's operation once.
 #[inline(always)]
 fn lanes(f: impl Fn(usize) -> f64) -> Quad {
     [f(0), f(1), f(2), f(3)]
@@ -115,6 +114,8 @@ impl TtiMoments {
             return None;
         }
         let paths = channel.paths();
+        let m = paths[0].omega.len();
+        assert!(paths.iter().all(|p| p.omega.len() == m), "every path has the same number of oscillators");
         let half = 0.5 * (n - 1) as f64 * step_s;
         let nu = paths.iter().flat_map(|p| &p.omega).fold(0.0f64, |top, &w| top.max((w * half).abs()));
         let amp = paths.iter().map(|p| p.amp.iter().map(|&(a, b)| a.hypot(b)).sum::<f64>()).fold(0.0, f64::max);
@@ -122,7 +123,7 @@ impl TtiMoments {
             return None;
         }
         let tti = n as f64 * step_s;
-        let blocks = paths[0].omega.len().div_ceil(4);
+        let blocks = m.div_ceil(4);
         if blocks > MAX_BLOCKS {
             return None;
         }
