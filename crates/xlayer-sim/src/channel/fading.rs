@@ -6,7 +6,7 @@
 //! `t_s` in any order at the cost of one `cos` per oscillator; a realisation is fixed by
 //! the draws made from `rng` in `new` (draw order documented on each constructor).
 
-use super::moments::TtiMoments;
+use super::gauss::TtiGauss;
 use crate::engine::{stream, uniform, Rng};
 use std::cell::RefCell;
 use std::f64::consts::PI;
@@ -494,19 +494,19 @@ struct TtiSampler {
     steps: u32,
 }
 
-/// A TTI's mean power: its sub-steps one by one, or, for slow fading, from their
-/// moments (`moments`: the same mean, fewer operations).
+/// A TTI's mean power: its sub-steps one by one, or, for slow fading, at their Gauss
+/// nodes (`gauss`: the same mean, fewer operations).
 #[derive(Clone, Debug)]
 enum TtiMean {
     SubSteps(TtiLanes),
-    Moments(TtiMoments),
+    Gauss(TtiGauss),
 }
 
 impl TtiSampler {
     fn new(channel: Multipath, tti_s: f64, sampling: SnrSampling) -> Self {
         let (n, step_s) = sub_steps(tti_s, sampling);
-        let mean = match TtiMoments::new(&channel, n, step_s) {
-            Some(m) => TtiMean::Moments(m),
+        let mean = match TtiGauss::new(&channel, n, step_s) {
+            Some(g) => TtiMean::Gauss(g),
             None => Self::stepped(&channel, n, step_s),
         };
         TtiSampler { channel, n, step_s, mean, next_t: 0.0, steps: 0 }
@@ -528,13 +528,17 @@ impl TtiSampler {
     fn prefetch(&self) {
         match &self.mean {
             TtiMean::SubSteps(l) => crate::engine::prefetch(&l.data[..], usize::MAX),
-            TtiMean::Moments(m) => crate::engine::prefetch(m.data(), usize::MAX),
+            TtiMean::Gauss(g) => {
+                let (blocks, trig) = g.data();
+                crate::engine::prefetch(blocks, usize::MAX);
+                crate::engine::prefetch(trig, usize::MAX);
+            }
         }
     }
 
     /// TtiMean: for each path, the mean of |h|² at t0 + (k + ½)·step, k = 0..n
     /// (midpoint rule), then the mean over paths. Each oscillator's phasor turns by
-    /// ω·step a sub-step (by ω·tti a TTI with moments), and on into the next TTI, as a
+    /// ω·step a sub-step (by ω·tti a TTI at Gauss nodes), and on into the next TTI, as a
     /// `JakesBank`'s shared phasors do from slot to slot: a TTI that follows the last one
     /// sampled costs no `sin_cos`. Any other TTI, and every `REANCHOR`-th, starts from
     /// exact `sin_cos` phasors, so rounding cannot drift (its gains then are bit for bit
@@ -550,14 +554,14 @@ impl TtiSampler {
         } else {
             match &mut self.mean {
                 TtiMean::SubSteps(l) => l.anchor(&self.channel, t_s, self.step_s),
-                TtiMean::Moments(m) => m.anchor(&self.channel, t_s, tti_s),
+                TtiMean::Gauss(g) => g.anchor(&self.channel, t_s, tti_s),
             }
             self.steps = 1;
         }
         self.next_t = t_s + tti_s;
         let l = match &mut self.mean {
             TtiMean::SubSteps(l) => l,
-            TtiMean::Moments(m) => return super::lanes::tti_moments(m),
+            TtiMean::Gauss(g) => return super::lanes::tti_gauss(g),
         };
         let n = self.n;
         let sum: f64 = TTI_SCRATCH.with_borrow_mut(|scratch| {
@@ -1033,31 +1037,32 @@ mod tests {
         }
     }
 
-    /// The sampler's moments give the sub-steps' mean, on consecutive TTIs (carried
-    /// phasors) and scattered ones, and are taken only where the series is short. The
-    /// two round the arguments ω·t (here up to 3·10⁴ rad) apart: `moments`' own tests
-    /// compare both from the same phasors.
+    /// The sampler's Gauss nodes give the sub-steps' mean, on consecutive TTIs (carried
+    /// phasors) and scattered ones, and are taken only where they are fewer than the
+    /// sub-steps. The two round the arguments ω·t (here up to 3·10⁴ rad) apart: `gauss`'
+    /// own tests compare both from the same phasors.
     #[test]
-    fn tti_means_by_moments_are_the_sub_steps_means() {
-        // (paths, Doppler, TTI, sub-step, by moments): too few sub-steps, ν > 1, and a
-        // series longer than the moments keep take the sub-steps.
+    fn tti_means_at_gauss_nodes_are_the_sub_steps_means() {
+        // (paths, Doppler, TTI, sub-step, at Gauss nodes): few sub-steps and fast fading
+        // (nodes as many as the sub-steps, or more than the rule keeps) take the sub-steps.
         let cases = [
             (2, 5.0, 0.020, 0.001, true),
             (1, 5.0, 0.020, 0.0005, true),
             (3, 2.0, 0.040, 0.001, true),
             (2, 0.0, 0.020, 0.001, true),
-            (2, 5.0, 0.016, 0.001, true),
-            (2, 5.0, 0.010, 0.001, false),
+            (2, 5.0, 0.010, 0.001, true),
+            (2, 20.0, 0.012, 0.0005, true),
+            (2, 5.0, 0.004, 0.001, false),
+            (2, 50.0, 0.020, 0.001, false),
             (2, 100.0, 0.020, 0.001, false),
-            (2, 20.0, 0.012, 0.0005, false),
         ];
-        for (paths, fd, tti, step, moments) in cases {
+        for (paths, fd, tti, step, gauss) in cases {
             let sampling = SnrSampling::TtiMean { step_s: step };
-            let channel = Multipath::new(paths, fd, FRAME_ERROR_OSCILLATORS, &mut stream(3, 0, "fading:moments"));
+            let channel = Multipath::new(paths, fd, FRAME_ERROR_OSCILLATORS, &mut stream(3, 0, "fading:gauss"));
             let (n, step_s) = sub_steps(tti, sampling);
             let mut sampler = TtiSampler::new(channel.clone(), tti, sampling);
-            let by_moments = matches!(sampler.mean, TtiMean::Moments(_));
-            assert_eq!(by_moments, moments, "{paths} paths, {fd} Hz, {n} sub-steps of {step_s} s");
+            let at_nodes = matches!(sampler.mean, TtiMean::Gauss(_));
+            assert_eq!(at_nodes, gauss, "{paths} paths, {fd} Hz, {n} sub-steps of {step_s} s");
             let mut worst = 0.0f64;
             for k in 0..3000u64 {
                 let t = 777.7 + if k < 2500 { k as f64 * tti } else { k as f64 * 0.137 };
@@ -1071,7 +1076,7 @@ mod tests {
 
     /// Consecutive TTIs turn the phasors on: within rounding of the exact phasors a
     /// fresh sampler starts from, bit for bit those after a skipped TTI, a repeated one
-    /// or `REANCHOR` TTIs on the grid; by sub-steps and by moments.
+    /// or `REANCHOR` TTIs on the grid; by sub-steps and at Gauss nodes.
     #[test]
     fn carried_phasors_stay_on_the_exact_ones_and_reanchor() {
         let (tti, step) = (0.020, SnrSampling::TtiMean { step_s: 0.001 });

@@ -1,5 +1,5 @@
 //! The fading loops that vectorise (`fading::tti_powers_body`, a W-CDMA TTI's sub-steps;
-//! `moments::tti_moments_body`, the same TTI's mean from its moments;
+//! `gauss::tti_gauss_body`, the same TTI's mean at Gauss nodes;
 //! `fading::small_bank_body`, a small cell's receivers side by side), compiled twice:
 //! for the build's baseline (SSE2 on x86-64: two f64 a register) and for AVX2 (four),
 //! chosen at run time by the CPU, so the wheel stays portable (no `target-cpu` in the
@@ -15,7 +15,7 @@
 #![allow(unsafe_code)]
 
 use super::fading::{small_bank_body, tti_powers_body, turn_body, Phasors, TtiLanes, TtiScratch};
-use super::moments::{tti_moments_body, TtiMoments};
+use super::gauss::{tti_gauss_body, TtiGauss};
 
 /// Does this CPU run the AVX2 copies? (`std` caches the detection: one load a call.)
 /// Other architectures have only the baseline copies.
@@ -41,20 +41,20 @@ unsafe fn tti_powers_avx2(l: &mut TtiLanes, scratch: &mut TtiScratch) {
     tti_powers_body::<8>(l, scratch)
 }
 
-/// One TTI's mean power by moments (`moments::tti_moments_body`).
-pub(super) fn tti_moments(l: &mut TtiMoments) -> f64 {
+/// One TTI's mean power at Gauss nodes (`gauss::tti_gauss_body`).
+pub(super) fn tti_gauss(l: &mut TtiGauss) -> f64 {
     #[cfg(target_arch = "x86_64")]
     if avx2() {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { tti_moments_avx2(l) };
+        return unsafe { tti_gauss_avx2(l) };
     }
-    tti_moments_body(l)
+    tti_gauss_body(l)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn tti_moments_avx2(l: &mut TtiMoments) -> f64 {
-    tti_moments_body(l)
+unsafe fn tti_gauss_avx2(l: &mut TtiGauss) -> f64 {
+    tti_gauss_body(l)
 }
 
 /// Every path's gain of a small bank (`fading::small_bank_body`).
@@ -127,23 +127,23 @@ mod tests {
     }
 
     #[test]
-    fn tti_moments_avx2_gives_the_baseline_bits() {
+    fn tti_gauss_avx2_gives_the_baseline_bits() {
         if !avx2() {
             eprintln!("no AVX2 on this CPU: nothing to compare");
             return;
         }
         // Koga's channel; three paths of 7 oscillators, 30 sub-steps.
         for (paths, oscillators, n, step) in [(2, 20, 20, 0.001), (3, 7, 30, 0.0005)] {
-            let channel = Multipath::new(paths, 5.0, oscillators, &mut stream(9, 0, "moments"));
-            let mut base = TtiMoments::new(&channel, n, step).expect("slow fading");
+            let channel = Multipath::new(paths, 5.0, oscillators, &mut stream(9, 0, "gauss"));
+            let mut base = TtiGauss::new(&channel, n, step).expect("slow fading");
             let mut fast = base.clone();
             for t in [0.0, 1.25, 61.7, 3_000.0] {
                 base.anchor(&channel, t, n as f64 * step);
                 fast.anchor(&channel, t, n as f64 * step);
                 for k in 0..3 {
-                    let a = tti_moments_body(&mut base);
+                    let a = tti_gauss_body(&mut base);
                     // SAFETY: the CPU has AVX2 (checked above).
-                    let b = unsafe { tti_moments_avx2(&mut fast) };
+                    let b = unsafe { tti_gauss_avx2(&mut fast) };
                     assert_eq!(a.to_bits(), b.to_bits(), "{paths} paths, t = {t}, TTI {k}");
                 }
             }
