@@ -546,14 +546,15 @@ impl WcdmaDch {
         runs.clear();
         let (mut n, mut e) = (0, 0);
         while n < cap && e < m.entities.len() {
-            match m.entities[e].tx.on_tx_opportunity(self.tb_bytes) {
-                Some(p) => {
+            let room = u16::try_from(cap - n).expect("a TTI carries at most 10000 PDUs");
+            match m.entities[e].tx.on_tx_run(self.tb_bytes, room) {
+                Some((p, count)) => {
                     debug_assert_eq!(p.wire_bytes(), self.tb_bytes);
                     match runs.last_mut() {
-                        Some(run) if run.continued_by(e as u8, &p) => run.count += 1,
-                        _ => runs.push(Run::of(e as u8, &p)),
+                        Some(run) if run.continued_by(e as u8, &p) => run.count += count,
+                        _ => runs.push(Run { count, ..Run::of(e as u8, &p) }),
                     }
-                    n += 1;
+                    n += usize::from(count);
                 }
                 None => e += 1,
             }
@@ -599,10 +600,7 @@ impl WcdmaDch {
         }
         let spilled = (slot.spilled > 0).then(|| mob.spill.range(from..from + usize::from(slot.spilled)));
         for run in slot.runs[..usize::from(slot.inline)].iter().chain(spilled.into_iter().flatten()) {
-            let rx = &mut mob.entities[usize::from(run.entity)].rx;
-            for k in 0..run.count {
-                rx.handle_pdu(t, &run.pdu(k, self.tb_bytes));
-            }
+            mob.entities[usize::from(run.entity)].rx.handle_pdus(t, &run.pdu(0, self.tb_bytes), run.count);
         }
         for e in 0..self.mobiles[m].entities.len() {
             self.drain_receiver(m, e);
