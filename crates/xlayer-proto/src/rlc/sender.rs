@@ -188,6 +188,61 @@ impl RlcSender {
         Some((first, 1 + more))
     }
 
+    /// ACKs for the `count` SNs from `sn` (`received`), or NACKs, as `handle_status` on
+    /// each in turn. ACKs for SNs of one SDU held in the table are taken at once: they
+    /// can finish their SDU only with the last of them that was not yet acknowledged,
+    /// which is where one by one would finish it too. Anything else goes one by one.
+    pub fn handle_statuses(&mut self, sn: u64, count: u16, received: bool) {
+        let end = sn + u64::from(count);
+        let one_sdu = received && count > 1 && sn >= self.pdus.lo() && end <= self.pdus.hi() && {
+            let sdu = self.sdus.at(self.sdu_local(self.pdus.at(sn)));
+            sdu.first_sn <= sn && end <= sdu.first_sn + u64::from(sdu.pdus)
+        };
+        if !one_sdu {
+            for s in sn..end {
+                self.handle_status(StatusEntry { sn: s, received });
+            }
+            return;
+        }
+        let k = self.sdu_local(self.pdus.at(sn));
+        let sdu = *self.sdus.at(k);
+        if !sdu.live {
+            return;
+        }
+        debug_assert!(
+            k != self.next_new || end <= sdu.first_sn + u64::from(self.next_seg),
+            "status for an SN never sent"
+        );
+        let mut acked = 0;
+        for s in sn..end {
+            let p = self.pdus.at_mut(s);
+            acked += u16::from(!p.acked);
+            p.acked = true;
+        }
+        let s = self.sdus.at_mut(k);
+        s.unacked -= acked;
+        if acked == 0 || s.unacked > 0 {
+            return;
+        }
+        self.stats.sdus_acked += 1;
+        self.finish(k, TxOutcome::Acked(sdu.id));
+    }
+
+    /// SDU `k` leaves the buffer acknowledged or discarded (`outcome`).
+    fn finish(&mut self, k: u64, outcome: TxOutcome) {
+        let sdu = *self.sdus.at(k);
+        self.sdus.at_mut(k).live = false;
+        self.live_sdus -= 1;
+        self.live_bytes -= u64::from(sdu.bytes);
+        if k == self.next_new {
+            // Discarded while partly sent: it leaves the transmission buffer too.
+            self.unsent_sdus -= 1;
+            self.unsent_bytes -= u64::from(sdu.bytes);
+        }
+        self.compact();
+        self.outcomes.push_back(outcome);
+    }
+
     /// The next retransmission: NACKed PDUs oldest NACK first (25.322 §11.3.2), skipping
     /// entries whose SDU was discarded after the NACK.
     fn next_retx(&mut self) -> Option<Pdu> {
@@ -380,16 +435,7 @@ impl LinkEntityTx for RlcSender {
             self.retx.push_back(sn); // 25.322 §11.3.2: a NACKed PDU is retransmitted
             return;
         };
-        self.sdus.at_mut(k).live = false;
-        self.live_sdus -= 1;
-        self.live_bytes -= u64::from(sdu.bytes);
-        if k == self.next_new {
-            // Discarded while partly sent: it leaves the transmission buffer too.
-            self.unsent_sdus -= 1;
-            self.unsent_bytes -= u64::from(sdu.bytes);
-        }
-        self.compact();
-        self.outcomes.push_back(outcome);
+        self.finish(k, outcome);
     }
 
     fn poll_outcome(&mut self) -> Option<TxOutcome> {
@@ -403,14 +449,15 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
-    /// `on_tx_run` against `on_tx_opportunity` one by one: over random admissions,
-    /// TTIs of 1-12 opportunities, ACKs, NACKs (retransmissions) and discards after
-    /// MaxDAT, both senders send the same PDUs in the same order, report the same
-    /// outcomes and hold the same state after every TTI. Runs longer than one PDU are
-    /// counted, so the test cannot pass by never running on.
+    /// `on_tx_run` and `handle_statuses` against `on_tx_opportunity` and
+    /// `handle_status` one by one: over random admissions, TTIs of 1-12 opportunities,
+    /// ACKs, NACKs (retransmissions), repeated ACKs and discards after MaxDAT, both
+    /// senders send the same PDUs in the same order, report the same outcomes and hold
+    /// the same state after every TTI. Runs longer than one PDU are counted, so the test
+    /// cannot pass by never running on.
     #[test]
     fn a_run_of_opportunities_is_the_same_as_each_in_turn() {
-        let mut long_runs = 0;
+        let (mut long_runs, mut ack_runs) = (0, 0);
         for seed in 0..200u64 {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
             let mode = if seed % 2 == 0 { BufferMode::Unsent } else { BufferMode::Unacked };
@@ -435,16 +482,31 @@ mod tests {
                     }
                 }
                 assert_eq!(sent, in_runs, "seed {seed}");
-                for p in &sent {
-                    let status = StatusEntry::for_pdu(p, rng.random_bool(0.7));
-                    one.handle_status(status);
-                    runs.handle_status(status);
+                // The TTI's reports, in runs of one verdict over SNs sent back to back
+                // (sometimes past an SDU's end, sometimes repeated): one by one to `one`,
+                // by runs to `runs`.
+                let mut k = 0;
+                while k < sent.len() {
+                    let (sn, received) = (sent[k].sn, rng.random_bool(0.7));
+                    let stretch = sent[k..].iter().zip(sn..).take_while(|(p, want)| p.sn == *want).count();
+                    let count = rng.random_range(1..=stretch.min(6)) as u16;
+                    for j in 0..u64::from(count) {
+                        one.handle_status(StatusEntry { sn: sn + j, received });
+                    }
+                    let one_sdu = sent[k..k + usize::from(count)].iter().all(|p| p.sdu == sent[k].sdu);
+                    ack_runs += usize::from(received && count > 1 && one_sdu);
+                    runs.handle_statuses(sn, count, received);
+                    if rng.random_bool(0.1) {
+                        one.handle_status(StatusEntry { sn, received: true });
+                        runs.handle_statuses(sn, 1, true);
+                    }
+                    k += usize::from(count);
                 }
                 let outcomes = |s: &mut RlcSender| std::iter::from_fn(|| s.poll_outcome()).collect::<Vec<_>>();
                 assert_eq!(outcomes(&mut one), outcomes(&mut runs), "seed {seed}");
                 assert_eq!(format!("{one:?}"), format!("{runs:?}"), "seed {seed}");
             }
         }
-        assert!(long_runs > 10_000, "only {long_runs} runs of several PDUs");
+        assert!(long_runs > 10_000 && ack_runs > 10_000, "{long_runs} runs of several PDUs, {ack_runs} of ACKs");
     }
 }

@@ -35,7 +35,7 @@ use crate::link::{DropCause, Enqueued, LinkMetrics, LinkModel, LinkOutput, NextH
 use crate::radio::sdu_store::SduStore;
 use std::collections::VecDeque;
 use xlayer_proto::l2::{LinkEntityRx, LinkEntityTx, LinkPdu, RxEvent, SduParams, TxOutcome};
-use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, SduId, StatusEntry, PDU_HEADER_BYTES};
+use xlayer_proto::rlc::{BufferMode, LateSdus, Pdu, RlcReceiver, RlcSender, SduId, PDU_HEADER_BYTES};
 use xlayer_proto::{Packet, SimDur, SimTime, TrafficClass};
 
 /// Settings of one traffic class.
@@ -617,14 +617,12 @@ impl WcdmaDch {
         let spilled = (slot.spilled > 0).then(|| mob.spill.drain(..usize::from(slot.spilled)));
         for run in slot.runs[..usize::from(slot.inline)].iter().copied().chain(spilled.into_iter().flatten()) {
             let tx = &mut mob.entities[usize::from(run.entity)].tx;
-            for k in 0..run.count {
-                // The exact, error-free per-PDU report of Koga et al. §4.
-                tx.handle_status(StatusEntry::for_pdu(&run.pdu(k, self.tb_bytes), !slot.lost));
-                while let Some(outcome) = tx.poll_outcome() {
-                    if let TxOutcome::Discarded(id) = outcome {
-                        if let Some(pkt) = self.store.take(id) {
-                            self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
-                        }
+            // The exact, error-free per-PDU report of Koga et al. §4, a run at a time.
+            tx.handle_statuses(run.sn, run.count, !slot.lost);
+            while let Some(outcome) = tx.poll_outcome() {
+                if let TxOutcome::Discarded(id) = outcome {
+                    if let Some(pkt) = self.store.take(id) {
+                        self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::ArqDiscard });
                     }
                 }
             }
