@@ -194,17 +194,18 @@ impl RlcSender {
     /// which is where one by one would finish it too. Anything else goes one by one.
     pub fn handle_statuses(&mut self, sn: u64, count: u16, received: bool) {
         let end = sn + u64::from(count);
-        let one_sdu = received && count > 1 && sn >= self.pdus.lo() && end <= self.pdus.hi() && {
-            let sdu = self.sdus.at(self.sdu_local(self.pdus.at(sn)));
-            sdu.first_sn <= sn && end <= sdu.first_sn + u64::from(sdu.pdus)
-        };
-        if !one_sdu {
+        let one_sdu = (received && count > 1 && sn >= self.pdus.lo() && end <= self.pdus.hi())
+            .then(|| self.sdu_local(self.pdus.at(sn)))
+            .filter(|&k| {
+                let sdu = self.sdus.at(k);
+                sdu.first_sn <= sn && end <= sdu.first_sn + u64::from(sdu.pdus)
+            });
+        let Some(k) = one_sdu else {
             for s in sn..end {
                 self.handle_status(StatusEntry { sn: s, received });
             }
             return;
-        }
-        let k = self.sdu_local(self.pdus.at(sn));
+        };
         let sdu = *self.sdus.at(k);
         if !sdu.live {
             return;
