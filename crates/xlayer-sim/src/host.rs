@@ -5,7 +5,7 @@
 
 use crate::engine::Lane;
 use crate::link::Handle;
-use crate::stats::{FlowStats, TxStats};
+use crate::stats::{RxStats, TxStats};
 use crate::world::{Event, World};
 use xlayer_proto::agents::CrossLayerInfo;
 use xlayer_proto::endpoint::{AppCommand, Endpoint};
@@ -72,12 +72,12 @@ pub(crate) struct EndpointRt {
     /// Receiver-side counters (received data, sent acknowledgements); `None` for the
     /// sender, whose side the flow keeps (`FlowRt::stats`). Boxed, so an endpoint is one
     /// cache line and a sender carries no receiving side.
-    pub stats: Option<Box<FlowStats>>,
+    pub stats: Option<Box<RxStats>>,
 }
 
 impl EndpointRt {
     /// A receiver's counters.
-    pub fn rx_stats(&self) -> &FlowStats {
+    pub fn rx_stats(&self) -> &RxStats {
         self.stats.as_deref().expect("a receiving endpoint")
     }
 }

@@ -1,7 +1,7 @@
 //! Per-flow counters in the ns-3 FlowMonitor style, for the data (forward) direction,
 //! plus the acknowledgement direction's packet counts. A flow keeps the sending side
-//! (`TxStats`: tx, drops, acknowledgements received), each receiver the receiving side;
-//! `FlowStats::from` and `merge_receiver` put them together for a table row.
+//! (`TxStats`: tx, drops, acknowledgements received), each receiver the receiving side
+//! (`RxStats`); `FlowStats::from` and `merge_receiver` put them together for a table row.
 
 use super::delay::DelaySketch;
 use crate::link::DropCause;
@@ -28,7 +28,6 @@ pub struct FlowStats {
     /// Sum of |d_n − d_{n−1}| over consecutive received packets (RFC 3393 style, as
     /// FlowMonitor's jitterSum).
     pub jitter_sum_ns: u128,
-    pub last_delay_ns: Option<u64>,
     /// When the last byte of a file transfer reached the receiving application.
     pub completed_at: Option<SimTime>,
 }
@@ -73,7 +72,23 @@ impl From<&TxStats> for FlowStats {
     }
 }
 
-impl FlowStats {
+/// The receiving side of a flow's counters, kept by each receiver: the fields of
+/// `FlowStats` that a receiver fills, and the last delay for the jitter (192 bytes a
+/// receiver instead of 288).
+#[derive(Clone, Debug, Default)]
+pub struct RxStats {
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub ack_tx_packets: u64,
+    pub first_rx: Option<SimTime>,
+    pub last_rx: Option<SimTime>,
+    pub delay: DelaySketch,
+    pub jitter_sum_ns: u128,
+    pub last_delay_ns: Option<u64>,
+    pub completed_at: Option<SimTime>,
+}
+
+impl RxStats {
     /// Inlined where a packet is delivered; the delay and jitter, kept with the flow
     /// table on, out of line.
     #[inline]
@@ -95,10 +110,12 @@ impl FlowStats {
         self.last_delay_ns = Some(d);
         self.delay.add(d);
     }
+}
 
+impl FlowStats {
     /// Add the receiving side of `rx` (a receiver's counters) to these; with one
     /// receiver the result is that receiver's.
-    pub fn merge_receiver(&mut self, rx: &FlowStats) {
+    pub fn merge_receiver(&mut self, rx: &RxStats) {
         self.rx_packets += rx.rx_packets;
         self.rx_bytes += rx.rx_bytes;
         self.ack_tx_packets += rx.ack_tx_packets;
@@ -127,7 +144,7 @@ impl crate::world::World {
     pub fn flow_table_bytes(&self) -> usize {
         let rx = self.endpoints.iter().filter_map(|e| e.stats.as_deref());
         self.flows.len() * std::mem::size_of::<TxStats>()
-            + rx.map(|s| std::mem::size_of::<FlowStats>() + s.delay.heap_bytes()).sum::<usize>()
+            + rx.map(|s| std::mem::size_of::<RxStats>() + s.delay.heap_bytes()).sum::<usize>()
     }
 }
 
@@ -137,7 +154,7 @@ mod tests {
 
     #[test]
     fn jitter_sums_absolute_delay_differences() {
-        let mut s = FlowStats::default();
+        let mut s = RxStats::default();
         for (t, d) in [(10, 3), (20, 5), (30, 4)] {
             s.on_rx(SimTime(t), 100, SimTime(t - d), true);
         }

@@ -9,7 +9,7 @@ mod series;
 pub(crate) mod warmup;
 
 pub use delay::DelaySketch;
-pub use flow::{FlowStats, TxStats};
+pub use flow::{FlowStats, RxStats, TxStats};
 pub(crate) use log::SeriesLog;
 pub use report::{Column, Conservation, FlowRow, LinkRow, RunReport};
 pub use series::Series;

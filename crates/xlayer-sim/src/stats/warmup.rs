@@ -8,7 +8,7 @@
 //! What stays whole: a file transfer's completion time (always measured from its
 //! start), packets in flight at the end, and the conservation check (over the whole run).
 
-use super::{FlowStats, TxStats};
+use super::{RxStats, TxStats};
 use crate::link::{DropCause, LinkMetrics};
 use crate::world::World;
 use xlayer_proto::SimTime;
@@ -38,8 +38,8 @@ impl WarmupBase {
 }
 
 /// Fresh counters, keeping what the warm-up does not cut: a completion time.
-fn restart(s: &mut FlowStats) {
-    *s = FlowStats { completed_at: s.completed_at, ..FlowStats::default() };
+fn restart(s: &mut RxStats) {
+    *s = RxStats { completed_at: s.completed_at, ..RxStats::default() };
 }
 
 impl World {
