@@ -12,13 +12,14 @@
 //! The count, mean and maximum are exact. Sketches of several receivers merge without
 //! loss of that guarantee.
 //!
-//! Memory: the buckets a flow's delays span, allocated 16 at a time (128 bytes). One
+//! Memory: the buckets a flow's delays span, allocated 16 at a time (64 bytes: a count
+//! is 32 bits until one bucket of the flow would pass 2^32 − 1 delays, then 64). One
 //! chunk covers delays within a factor e^(16·ln γ) ≈ 1.38 of each other; a flow whose
 //! delays range from 27 to 51 ms (a 25 ms path and a queue as long again) needs 3
-//! chunks (384 bytes), one whose delays range from 1 ms to 10 s needs 29. The reference
-//! crate allocates 128 buckets at a time: 1 KiB a flow, mostly empty. Every delay from
-//! 1 ns to 2^64 ns has its bucket (about 2,200 of them), so buckets never collapse and the
-//! guarantee holds.
+//! chunks (192 bytes), one whose delays range from 1 ms to 10 s needs 29. The reference
+//! crate allocates 128 buckets of 64 bits at a time: 1 KiB a flow, mostly empty. Every
+//! delay from 1 ns to 2^64 ns has its bucket (about 2,200 of them), so buckets never
+//! collapse and the guarantee holds.
 //!
 //! Buckets are those of the `sketches-ddsketch` crate (key ⌊ln v / ln γ⌋, value
 //! e^(k·ln γ)·2γ/(γ + 1), rank ⌊q·(n − 1)⌋), so the percentiles are the ones it gives;
@@ -34,9 +35,11 @@ const CHUNK: usize = 16;
 
 #[derive(Clone)]
 pub struct DelaySketch {
-    /// Delays by bucket key, from key `offset`.
-    bins: Vec<u64>,
+    /// Delays by bucket key, from key `offset`: a `u32` a bucket, or once a bucket's
+    /// count would pass `u32::MAX`, every bucket's `u64` as two (low, high): `wide`.
+    bins: Vec<u32>,
     offset: i32,
+    wide: bool,
     /// Delays of exactly 0 ns (no bucket: ln 0 is not finite).
     zero: u64,
     count: u64,
@@ -47,7 +50,16 @@ pub struct DelaySketch {
 
 impl Default for DelaySketch {
     fn default() -> Self {
-        DelaySketch { bins: Vec::new(), offset: 0, zero: 0, count: 0, sum_ns: 0, min_ns: u64::MAX, max_ns: 0 }
+        DelaySketch {
+            bins: Vec::new(),
+            offset: 0,
+            wide: false,
+            zero: 0,
+            count: 0,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
     }
 }
 
@@ -65,10 +77,9 @@ impl DelaySketch {
             self.zero += 1;
         } else {
             let k = keys().key(delay_ns);
-            let i = k.wrapping_sub(self.offset) as usize;
-            match self.bins.get_mut(i) {
-                Some(b) => *b += 1,
-                None => self.add_outside(k, 1),
+            match self.bins.get_mut(k.wrapping_sub(self.offset) as usize) {
+                Some(n) if !self.wide && *n < u32::MAX => *n += 1,
+                _ => self.add_key(k, 1),
             }
         }
         self.min_ns = self.min_ns.min(delay_ns);
@@ -77,32 +88,82 @@ impl DelaySketch {
         self.max_ns = self.max_ns.max(delay_ns);
     }
 
+    /// Buckets the bins hold.
+    fn buckets(&self) -> usize {
+        self.bins.len() >> self.wide as usize
+    }
+
+    /// The count of the `i`-th bucket held.
+    fn bucket(&self, i: usize) -> u64 {
+        if self.wide {
+            u64::from(self.bins[2 * i]) | u64::from(self.bins[2 * i + 1]) << 32
+        } else {
+            u64::from(self.bins[i])
+        }
+    }
+
+    /// The held buckets' keys and counts, the empty ones left out.
+    fn counts(&self) -> impl DoubleEndedIterator<Item = (i32, u64)> + '_ {
+        (0..self.buckets()).map(|i| (self.offset + i as i32, self.bucket(i))).filter(|&(_, n)| n > 0)
+    }
+
+    /// Adds `n` to the `i`-th bucket held, if there is one.
+    fn add_at(&mut self, i: usize, n: u64) -> bool {
+        if i >= self.buckets() {
+            return false;
+        }
+        if !self.wide {
+            if let Ok(sum) = u32::try_from(u64::from(self.bins[i]) + n) {
+                self.bins[i] = sum;
+                return true;
+            }
+            self.widen();
+        }
+        let sum = self.bucket(i) + n;
+        (self.bins[2 * i], self.bins[2 * i + 1]) = (sum as u32, (sum >> 32) as u32);
+        true
+    }
+
+    /// Every count in 64 bits.
+    #[cold]
+    fn widen(&mut self) {
+        self.bins = self.bins.iter().flat_map(|&n| [n, 0]).collect();
+        self.wide = true;
+    }
+
     /// `n` delays in bucket `k`, which the bins do not cover yet: widen them.
     #[cold]
     fn add_outside(&mut self, k: i32, n: u64) {
         // The keys held so far, and `k`: chunks enough for them, never fewer than now.
-        let held = |i: usize| self.offset + i as i32;
-        let lo = self.bins.iter().position(|&n| n > 0).map_or(k, |i| held(i).min(k));
-        let hi = self.bins.iter().rposition(|&n| n > 0).map_or(k, |i| held(i).max(k));
-        let len = ((hi - lo) as usize / CHUNK * CHUNK + CHUNK).max(self.bins.len());
-        let mut bins = vec![0; len];
+        let lo = self.counts().next().map_or(k, |(first, _)| first.min(k));
+        let hi = self.counts().next_back().map_or(k, |(last, _)| last.max(k));
+        let len = ((hi - lo) as usize / CHUNK * CHUNK + CHUNK).max(self.buckets());
+        let width = 1 + self.wide as usize;
+        let (old, old_offset) = (std::mem::replace(&mut self.bins, vec![0; len * width]), self.offset);
         // Centred in the chunks, so a flow whose delays drift either way grows rarely.
-        let offset = lo - ((len - (hi - lo) as usize - 1) / 2) as i32;
-        for (i, &n) in self.bins.iter().enumerate().filter(|&(_, &n)| n > 0) {
-            bins[(held(i) - offset) as usize] = n;
+        self.offset = lo - ((len - (hi - lo) as usize - 1) / 2) as i32;
+        for (i, count) in old.chunks_exact(width).enumerate().filter(|(_, c)| c.iter().any(|&x| x > 0)) {
+            let at = (old_offset + i as i32 - self.offset) as usize * width;
+            // One or two words: a loop, not a `memcpy` call.
+            for (to, &x) in self.bins[at..].iter_mut().zip(count) {
+                *to = x;
+            }
         }
-        self.bins = bins;
-        self.offset = offset;
-        self.bins[(k - offset) as usize] += n;
+        let added = self.add_at((k - self.offset) as usize, n);
+        debug_assert!(added, "bucket {k} held");
+    }
+
+    /// `n` delays in bucket `k`, wherever it is.
+    #[cold]
+    fn add_key(&mut self, k: i32, n: u64) {
+        if !self.add_at(k.wrapping_sub(self.offset) as usize, n) {
+            self.add_outside(k, n);
+        }
     }
 
     pub fn merge(&mut self, other: &DelaySketch) {
-        for (i, &n) in other.bins.iter().enumerate().filter(|&(_, &n)| n > 0) {
-            let k = other.offset + i as i32;
-            match self.bins.get_mut(k.wrapping_sub(self.offset) as usize) {
-                Some(b) => *b += n,
-                None => self.add_outside(k, n),
-            }
+        for (k, n) in other.counts() {
+            self.add_key(k, n);
         }
         self.min_ns = self.min_ns.min(other.min_ns);
         self.zero += other.zero;
@@ -139,11 +200,14 @@ impl DelaySketch {
                 0.0
             } else {
                 let mut seen = self.zero;
-                let i = self.bins.iter().position(|&n| {
-                    seen += n;
-                    seen > rank
-                });
-                keys().value(self.offset + i.expect("rank < count") as i32)
+                let (k, _) = self
+                    .counts()
+                    .find(|&(_, n)| {
+                        seen += n;
+                        seen > rank
+                    })
+                    .expect("rank < count");
+                keys().value(k)
             }
         };
         // The exact extremes bound every estimate.
@@ -152,7 +216,7 @@ impl DelaySketch {
 
     /// Heap bytes held by the buckets (for memory estimates).
     pub fn heap_bytes(&self) -> usize {
-        self.bins.len() * std::mem::size_of::<u64>()
+        self.bins.len() * std::mem::size_of::<u32>()
     }
 }
 
@@ -305,6 +369,46 @@ mod tests {
         assert!(within_error(s.quantile_ns(0.6).unwrap(), 1_000));
         assert_eq!(s.max_ns(), Some(u64::MAX));
         assert!(s.heap_bytes() <= 4096 * 8);
+    }
+
+    /// The delays repeated 2^32 times: every bucket's count passes `u32::MAX`.
+    #[test]
+    fn counts_past_32_bits_widen_and_keep_the_guarantee() {
+        let v = delays(1_000, 3);
+        let mut s = DelaySketch::default();
+        v.iter().for_each(|&d| s.add(d));
+        let narrow = s.heap_bytes();
+        for _ in 0..32 {
+            s.merge(&s.clone());
+        }
+        assert!(s.wide);
+        assert_eq!((s.count(), s.heap_bytes()), (1_000 << 32, 2 * narrow));
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        for q in [0.001, 0.1, 0.5, 0.9, 0.999] {
+            // Rank ⌊q·(n·2^32 − 1)⌋ of the repeated delays is sorted[rank / 2^32].
+            let rank = (q * ((1_000u64 << 32) - 1) as f64) as u64;
+            let (e, x) = (s.quantile_ns(q).unwrap(), sorted[(rank >> 32) as usize]);
+            assert!(within_error(e, x), "q {q}: sketch {e} exact {x}");
+        }
+        s.add(sorted[500]);
+        assert_eq!(s.count(), (1_000 << 32) + 1);
+    }
+
+    /// One delay at a time across `u32::MAX` in one bucket.
+    #[test]
+    fn a_bucket_counted_one_at_a_time_past_u32_max_widens() {
+        let mut s = DelaySketch::default();
+        s.add(40_000_000);
+        let i = (0..s.buckets()).find(|&i| s.bucket(i) == 1).unwrap();
+        s.bins[i] = u32::MAX - 1;
+        s.count = u64::from(u32::MAX) - 1;
+        s.add(40_000_001);
+        assert!(!s.wide);
+        s.add(40_000_002);
+        assert!(s.wide);
+        assert_eq!((s.bucket(i), s.count()), (1 << 32, 1 << 32));
+        assert!(within_error(s.quantile_ns(0.5).unwrap(), 40_000_000));
     }
 
     #[test]
