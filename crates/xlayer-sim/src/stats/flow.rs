@@ -34,7 +34,7 @@ pub struct FlowStats {
 
 /// The sending side of a flow's counters (the fields of `FlowStats` that a flow's sender
 /// side fills), without the receiving half and its delay sketch: 104 bytes a flow instead
-/// of 288.
+/// of 272.
 #[derive(Clone, Debug, Default)]
 pub struct TxStats {
     pub tx_packets: u64,
@@ -74,7 +74,7 @@ impl From<&TxStats> for FlowStats {
 
 /// The receiving side of a flow's counters, kept by each receiver: the fields of
 /// `FlowStats` that a receiver fills, and the last delay for the jitter (192 bytes a
-/// receiver instead of 288).
+/// receiver; a `FlowStats` that also held the last delay was 288).
 #[derive(Clone, Debug, Default)]
 pub struct RxStats {
     pub rx_packets: u64,
