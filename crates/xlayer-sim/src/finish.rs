@@ -87,7 +87,7 @@ impl World {
         // before the tables are made, so that the tables' memory comes in their place
         // rather than on top of them (the run's peak is often here).
         self.packets = Default::default();
-        self.queue = Default::default();
+        self.queue.clear();
         self.merges = Vec::new();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, in_flight) in per_flow_in_flight.into_iter().enumerate() {

@@ -334,6 +334,23 @@ impl<E: Copy> Calendar<E> {
     pub fn len(&self) -> usize {
         self.len + self.beyond.0.len()
     }
+
+    /// Drop every entry and give back the memory that held them, keeping the ring: only
+    /// the occupied slots are reset, where a new calendar would allocate and fill both
+    /// 64 KiB arrays again.
+    pub fn clear(&mut self) {
+        for (w, word) in self.occupied.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let slot = w * 64 + bits.trailing_zeros() as usize;
+                (self.head[slot], self.tail[slot]) = (NIL, NIL);
+                bits &= bits - 1;
+            }
+        }
+        (self.nodes, self.free, self.len) = (Vec::new(), NIL, 0);
+        self.beyond = Heap(Vec::new());
+        self.index = BTreeMap::new();
+    }
 }
 
 /// Node `i` goes into the list that starts at `head` (not after its last entry), found
@@ -464,6 +481,29 @@ mod tests {
             both.pop(usize::MAX)?;
             prop_assert_eq!(both.c.len(), 0);
         }
+    }
+
+    /// Cleared with entries in the ring (some slots indexed) and beyond it, the calendar
+    /// holds nothing, every slot is reset, and what is pushed after comes out in order.
+    #[test]
+    fn a_cleared_calendar_holds_nothing_and_orders_what_comes_after() {
+        let mut both = Both::new();
+        both.burst(8_000, 0, 2_048, 1);
+        both.burst(500, 1 << 30, 40_000_000, 2);
+        both.burst(300, 3_000_000_000, 1_500, 3);
+        both.pop(2_000).unwrap();
+        assert!(both.indexed && !both.c.beyond.0.is_empty());
+        both.c.clear();
+        both.model.clear();
+        assert_eq!(both.c.len(), 0);
+        assert_eq!(both.c.top(), u128::MAX);
+        assert!(both.c.head.iter().chain(both.c.tail.iter()).all(|&i| i == NIL));
+        assert!(both.c.occupied.iter().all(|&w| w == 0) && both.c.nodes.is_empty() && both.c.index.is_empty());
+        for (i, ahead) in AHEAD.into_iter().enumerate() {
+            both.burst(700, ahead, SPREAD[i % SPREAD.len()], i as u64);
+            both.pop(400).unwrap();
+        }
+        both.pop(usize::MAX).unwrap();
     }
 
     /// 8,000 entries in [0, 2,048) ns, in slot 0 at both the widest and the narrowest

@@ -147,6 +147,12 @@ impl<E: Copy> EventQueue<E> {
     pub fn len(&self) -> usize {
         self.packets.len() + self.timers.0.len()
     }
+
+    /// Drop every queued event and give back the memory that held them.
+    pub fn clear(&mut self) {
+        self.packets.clear();
+        self.timers = Heap(Vec::new());
+    }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
