@@ -85,10 +85,10 @@ fn json(n: usize, pairs: bool, flows: bool) -> String {
 }
 
 /// Peak resident set of a child process that runs N flows with the flow table on (or
-/// builds and runs their topology alone, without `flows`).
-/// The child runs with its address space laid out without randomisation where `setarch`
-/// can do that (util-linux): one child's peak then repeats to the KiB, where randomised
-/// mappings move it by about 0.1 KB a flow at 1,000 flows.
+/// builds and runs their topology alone, without `flows`). The child's address space is
+/// laid out without randomisation where `setarch` (util-linux) can do that: its peak then
+/// repeats to the KiB, where randomised mappings move it by up to 0.14 KB a flow at 1,000
+/// flows.
 fn child_peak_kib(n: usize, pairs: bool, flows: bool) -> Option<u64> {
     use std::io::Write;
     let exe = std::env::current_exe().ok()?;

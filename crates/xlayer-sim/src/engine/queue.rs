@@ -153,6 +153,7 @@ impl<E: Copy> EventQueue<E> {
         self.packets.clear();
         self.timers = Heap(Vec::new());
     }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
