@@ -856,7 +856,8 @@ const CALIBRATION_SEED: u64 = 0x6661_6469_6e67; // "fading"
 /// - The samples come from their own stream (fixed seed, name from the parameters), so
 ///   the result is a pure function of the parameters, independent of the run's draws.
 ///   It is memoised per process because a sweep builds the same channel many times
-///   (a calibration costs ~0.3 s Instantaneous, ~1 s TtiMean at 20 sub-steps, 2 paths).
+///   (Koga et al.'s, TTI means at Gauss nodes: 2.2 G instructions, 0.39–0.49 s on one
+///   core, 0.25–0.27 s on two).
 pub fn calibrated_threshold(paths: usize, doppler_hz: f64, tti_s: f64, fer: f64, sampling: SnrSampling) -> f64 {
     assert!(fer > 0.0 && fer < 1.0, "target_fer must be in (0, 1), got {fer}");
     let (n, step_s) = sub_steps(tti_s, sampling);
@@ -867,20 +868,54 @@ pub fn calibrated_threshold(paths: usize, doppler_hz: f64, tti_s: f64, fer: f64,
     if let Some(&(_, x)) = memo.iter().find(|(k, _)| *k == key) {
         return x;
     }
-    let mut rng = stream(CALIBRATION_SEED, 0, &format!("fading:calibration:{paths}:{doppler_hz}:{n}:{step_s}"));
-    // Start times over 10⁴ Doppler periods keep cos arguments small (fast, exact).
-    let span_s = if doppler_hz > 0.0 { 1e4 / doppler_hz } else { 1.0 };
-    let mut samples = Vec::with_capacity(CALIBRATION_REALISATIONS * CALIBRATION_TTIS_PER_REALISATION);
-    for _ in 0..CALIBRATION_REALISATIONS {
-        let mut s =
-            TtiSampler::new(Multipath::new(paths, doppler_hz, FRAME_ERROR_OSCILLATORS, &mut rng), tti_s, sampling);
-        for _ in 0..CALIBRATION_TTIS_PER_REALISATION {
-            samples.push(s.sample(span_s * uniform(&mut rng)));
-        }
-    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut samples = calibration_samples(paths, doppler_hz, tti_s, sampling, CALIBRATION_REALISATIONS, threads);
     let x = quantile(&mut samples, fer);
     memo.push((key, x));
     x
+}
+
+/// The calibration's samples, realisation after realisation: the draws made in one pass
+/// (each realisation's channel, then its start times), then the samples on up to
+/// `threads` threads, each realisation's in order on one of them. A sample depends only
+/// on its realisation's draws and the samples before it there, so the values are those
+/// of one pass on any number of threads.
+fn calibration_samples(
+    paths: usize,
+    doppler_hz: f64,
+    tti_s: f64,
+    sampling: SnrSampling,
+    realisations: usize,
+    threads: usize,
+) -> Vec<f64> {
+    let (n, step_s) = sub_steps(tti_s, sampling);
+    let mut rng = stream(CALIBRATION_SEED, 0, &format!("fading:calibration:{paths}:{doppler_hz}:{n}:{step_s}"));
+    // Start times over 10⁴ Doppler periods keep cos arguments small (fast, exact).
+    let span_s = if doppler_hz > 0.0 { 1e4 / doppler_hz } else { 1.0 };
+    let draws: Vec<(Multipath, Vec<f64>)> = (0..realisations)
+        .map(|_| {
+            let channel = Multipath::new(paths, doppler_hz, FRAME_ERROR_OSCILLATORS, &mut rng);
+            let starts = (0..CALIBRATION_TTIS_PER_REALISATION).map(|_| span_s * uniform(&mut rng)).collect();
+            (channel, starts)
+        })
+        .collect();
+    let mut samples = vec![0.0; realisations * CALIBRATION_TTIS_PER_REALISATION];
+    let per_thread = realisations.div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        for (draws, out) in
+            draws.chunks(per_thread).zip(samples.chunks_mut(per_thread * CALIBRATION_TTIS_PER_REALISATION))
+        {
+            scope.spawn(move || {
+                for ((channel, starts), out) in draws.iter().zip(out.chunks_mut(CALIBRATION_TTIS_PER_REALISATION)) {
+                    let mut s = TtiSampler::new(channel.clone(), tti_s, sampling);
+                    for (x, &t) in out.iter_mut().zip(starts) {
+                        *x = s.sample(t);
+                    }
+                }
+            });
+        }
+    });
+    samples
 }
 
 /// Empirical p-quantile: midway between the order statistics either side of p·N.
@@ -894,6 +929,18 @@ fn quantile(samples: &mut [f64], p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calibration_samples_are_the_same_on_any_number_of_threads() {
+        for sampling in [SnrSampling::Instantaneous, SnrSampling::TtiMean { step_s: 0.0005 }] {
+            let one = calibration_samples(2, 20.0, 0.01, sampling, 11, 1);
+            assert_eq!(one.len(), 11 * CALIBRATION_TTIS_PER_REALISATION);
+            for threads in [2, 3, 11, 64] {
+                let many = calibration_samples(2, 20.0, 0.01, sampling, 11, threads);
+                assert!(one.iter().zip(&many).all(|(a, b)| a.to_bits() == b.to_bits()), "{threads} threads");
+            }
+        }
+    }
 
     #[test]
     fn single_path_threshold_is_minus_ln_one_minus_fer() {
