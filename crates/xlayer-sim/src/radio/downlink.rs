@@ -29,6 +29,7 @@
 //! or its start on the fixed channel). Their view's service rate is the queue's μ_c
 //! from the shadow scheduler.
 
+mod ahead;
 mod margin;
 mod phy;
 mod queue;
@@ -44,6 +45,7 @@ use crate::channel::fading::JakesBank;
 use crate::link::{DropCause, Enqueued, LinkContext, LinkMetrics, LinkModel, LinkOutput, NextHop, Woken};
 use crate::mac::pf::{Pf, WALK_FROM};
 use crate::scenario::units::QueueLimit;
+use ahead::Ahead;
 use margin::Margin;
 use phy::{Channel, Phy};
 use queue::{Plan, UserQueue};
@@ -139,10 +141,9 @@ pub struct SharedDownlink {
     current: Option<InAir>,
     /// Delivered, in the air: (arrival time, packet, receiver node), in time order.
     air: VecDeque<(SimTime, Packet, u32)>,
-    /// Packets handed over ahead of their arrival at the cell (`enqueue_ahead`):
-    /// (arrival, packet, receiver node), in arrival order, those of one arrival instant
-    /// in the order they were handed over.
-    ahead: VecDeque<(SimTime, Packet, u32)>,
+    /// Packets handed over ahead of their arrival at the cell (`enqueue_ahead`), taken in
+    /// arrival order, those of one arrival instant in the order they were handed over.
+    ahead: Ahead,
     /// Whether the world's cut-through hands it its inputs' packets ahead (`net/cut.rs`;
     /// the world sets it).
     pub(crate) takes_ahead: bool,
@@ -201,7 +202,7 @@ impl SharedDownlink {
             next_slot: 0,
             current: None,
             air: VecDeque::new(),
-            ahead: VecDeque::new(),
+            ahead: Ahead::default(),
             takes_ahead: false,
             out: VecDeque::new(),
             metrics: LinkMetrics { rate_bps: cfg.max_rate_bps, ..Default::default() },
@@ -263,19 +264,17 @@ impl SharedDownlink {
     /// after it, as `enqueue` then would: its queue, its agent and its drop are those of
     /// that instant. Nothing the world sees moves before: the cell's deadlines are its
     /// slot boundaries and its landings, and a sample or the run's end first takes what
-    /// has arrived (`queue`, `World::finish`). Each input hands its packets over in arrival
-    /// order, so one from another input mostly goes in a place or two from the back.
+    /// has arrived (`queue`, `World::finish`).
     pub fn enqueue_ahead(&mut self, arrival: SimTime, pkt: Packet, node: u32) {
-        let at = self.ahead.iter().rposition(|&(t, _, _)| t <= arrival).map_or(0, |i| i + 1);
-        self.ahead.insert(at, (arrival, pkt, node));
+        self.ahead.push(arrival, pkt, node);
     }
 
     /// Take the packets handed over ahead that have arrived by `now` and before the next
     /// slot boundary (a boundary at an arrival's instant comes first, as its event did).
     fn take_arrived(&mut self, now: SimTime) {
         let next = self.slot_time(self.next_slot);
-        while self.ahead.front().is_some_and(|&(at, _, _)| at <= now && at < next) {
-            let (at, pkt, node) = self.ahead.pop_front().expect("checked");
+        while self.ahead.next_arrival().is_some_and(|at| at <= now && at < next) {
+            let (at, pkt, node) = self.ahead.pop().expect("checked");
             self.enqueue_one(at, pkt, node);
         }
     }
@@ -498,7 +497,7 @@ impl LinkModel for SharedDownlink {
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
         self.queues.iter().flat_map(|q| q.iter()).for_each(&mut *f);
         self.air.iter().for_each(|(_, p, _)| f(p));
-        self.ahead.iter().for_each(|(_, p, _)| f(p));
+        self.ahead.packets().for_each(f);
     }
 
     /// What a saturated cell would have got through (the shadow scheduler: proportional
