@@ -1,6 +1,6 @@
 """Instruction counts of the scale issue's benchmarks, under callgrind, in one command.
 
-    python benches/instructions.py                       # every case (about 10 minutes)
+    python benches/instructions.py                       # every case (about six minutes on two cores)
     python benches/instructions.py --case dumbbell-16    # chosen cases (repeatable)
     python benches/instructions.py --json                # the figures as JSON on stdout
 

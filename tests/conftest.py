@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,16 @@ SHORT = {"simulation.duration": "5s"}  # keep simulated time (and test time) sma
 # Data some shipped scenarios read from outside the repository (the GPL-3.0 Mahimahi
 # traces); a checkout without it skips those scenarios.
 SHARED = ROOT.parent / "shared"
+
+
+def bench_module(name: str) -> Any:
+    """A script of `benches/` as a module (`benches/` is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benches" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # for its dataclasses
+    spec.loader.exec_module(module)
+    return module
 
 
 def shipped_scenarios() -> list[Any]:

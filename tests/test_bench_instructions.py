@@ -1,22 +1,16 @@
 """The instruction-count benchmark's reading of callgrind, cargo and the benchmarks'
-outputs (`benches/instructions.py`; the runs themselves take minutes under valgrind and
-are not part of the tests)."""
+outputs (`benches/instructions.py`; its runs, minutes under valgrind, are the slow test
+`tests/slow/test_instruction_targets.py`)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("bench_instructions", ROOT / "benches" / "instructions.py")
-assert _spec is not None and _spec.loader is not None
-instructions = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = instructions  # for its dataclass
-_spec.loader.exec_module(instructions)
+from conftest import ROOT, bench_module
+
+instructions = bench_module("instructions")
 
 
 def test_totals_reads_the_collected_count_and_prefers_totals_to_summary():
