@@ -85,7 +85,7 @@ def totals(callgrind_out: str) -> int:
             found[key] = int(value.split()[0])
     if not found:
         raise ValueError("no totals or summary line in the callgrind output")
-    return found.get("totals", found.get("summary", 0))
+    return found["totals"] if "totals" in found else found["summary"]
 
 
 def units(stdout: str, pattern: str) -> int:
@@ -187,15 +187,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d, concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         futures = {n: pool.submit(measure, CASES[n], executables, pathlib.Path(d), n) for n in names}
         rows = {n: f.result() for n, f in futures.items()}
-    met = checks(rows)
+    results = checks(rows)
     if a.json:
         print(json.dumps({"cases": [{**asdict(r), "per_unit": r.per_unit} for r in rows.values()],
-                          "targets": [{**asdict(c), "met": c.met} for c in met]}, indent=2))
+                          "targets": [{**asdict(c), "met": c.met} for c in results]}, indent=2))
         return 0
     print(f"{'case':<14} {'collected':<22} {'instructions':>15} {'units':>12}  {'a unit':>10}")
     for r in rows.values():
         print(f"{r.case:<14} {r.collected:<22} {r.instructions:>15,} {r.units:>12,} {r.unit:>7} {r.per_unit:>10,.0f}")
-    for c in met:
+    for c in results:
         shown = f"{c.value:,.0f}" if c.bound > 100 else f"{c.value:.2f}x"
         print(f"{c.target}: {shown} ({'met' if c.met else 'not met'})")
     return 0

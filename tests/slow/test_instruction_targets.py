@@ -3,7 +3,7 @@
 and the cost a packet (an event) within 1.5x from 16 to 10,000 flows and from 50 to
 1,000 mobiles in each radio model. Instruction counts do not move with the machine's
 load, so these hold where wall times cannot be asserted; a change that makes a model's
-cost grow with its size fails here (about six minutes on two cores, and valgrind)."""
+cost grow with its size fails here (about five minutes on two cores, and valgrind)."""
 
 from __future__ import annotations
 
