@@ -58,7 +58,7 @@ CASES: dict[str, Case] = {
     "scale-16": Case(("scale", "once", "16", "secs=100"), RUN_ONLY, "packet", PACKETS),
     "scale-1000": Case(("scale", "once", "1000", "secs=10"), RUN_ONLY, "packet", PACKETS),
     "scale-10000": Case(("scale", "once", "10000", "secs=3"), RUN_ONLY, "packet", PACKETS),
-    **{f"{model}-{n}": Case(("radio_scale", model, str(n)), RUN_ONLY, "event", EVENTS)
+    **{f"{model}-{n}": Case(("radio_scale", model, str(n), "rounds=1"), RUN_ONLY, "event", EVENTS)
        for model in ("wcdma", "shared", "cdma1x") for n in (50, 1000)},
     "koga-table2": Case(("python", "bench_koga.py", "--once", "--case", "table2"), RUN_ONLY, "segment", SEGMENTS),
     "clamp-fast": Case(("python", "bench_clamp.py", "--once", "--case", "fast-clamp"), RUN_ONLY, "segment",
