@@ -231,6 +231,22 @@ def test_columns_the_core_does_not_make_are_typed_by_pandas(values: list[Any]) -
     _same_frame(tables.frame({"n": [1, 2], "c": values}), pd.DataFrame({"n": [1, 2], "c": values}))
 
 
+def test_number_lists_become_one_block_a_kind() -> None:
+    cols = {"a": [1, 2], "b": [0.5, 1.5], "c": [3, 4], "d": ["x", "y"], "e": [1.0, None], "f": [2.5, 3]}
+    stacked = tables._stacks(list(cols.values()))
+    assert [(block.dtype, block.shape, place) for block, place in stacked] == [
+        (np.int64, (2, 2), [0, 2]), (np.float64, (2, 2), [1, 5])]
+    assert stacked[0][0].tolist() == [[1, 2], [3, 4]] and stacked[1][0].tolist() == [[0.5, 1.5], [2.5, 3.0]]
+    _same_frame(tables.frame(cols), pd.DataFrame(cols))
+    # A kind numpy would type otherwise is left to the columns one by one.
+    for odd in ([2**63, 1], [1, 2.5]):
+        assert [place for _, place in tables._stacks([[1, 2], odd])] == []
+        _same_frame(tables.frame({"n": [1, 2], "c": odd}), pd.DataFrame({"n": [1, 2], "c": odd}))
+    assert tables._stacks([[1, 2], [3]]) == []
+    with pytest.raises(ValueError):
+        tables.frame({"a": [1, 2], "b": [3]})
+
+
 def test_tables_are_their_own() -> None:
     """Each result's tables can be changed without touching another's, or the labels
     the next result gets."""
