@@ -118,16 +118,16 @@ fn main() {
         }
     }
     println!(
-        "{:>16} {:>6} {:>9} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>9} {:>17}",
+        "{:>16} {:>6} {:>9} {:>12} {:>12} {:>10} {:>10} {:>11} {:>10} {:>9} {:>17}",
         "model",
         "UEs",
         "run_s",
         "events",
         "segments",
-        "ns/event",
-        "median",
-        "ns/seg",
-        "median",
+        "ns/ev_best",
+        "ns/ev_med",
+        "ns/seg_best",
+        "ns/seg_med",
         "finish_ms",
         "fingerprint"
     );
@@ -146,7 +146,7 @@ fn main() {
             let (_, finish_median) = best_and_median(r.iter().map(|x| x.finish_s).collect());
             let ns = |s: f64, per: u64| s * 1e9 / per as f64;
             println!(
-                "{label:>16} {n:>6} {run_median:>9.3} {events:>12} {:>12} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.2} {:>17x}",
+                "{label:>16} {n:>6} {run_median:>9.3} {events:>12} {:>12} {:>10.1} {:>10.1} {:>11.1} {:>10.1} {:>9.2} {:>17x}",
                 r[0].segments,
                 ns(run_best, events),
                 ns(run_median, events),
