@@ -23,7 +23,8 @@ def test_totals_reads_the_collected_count_and_prefers_totals_to_summary():
 
 @pytest.mark.parametrize("case, output, expected", [
     ("dumbbell-16", "16 flow(s), probes off: 0.0251 s, 344212 events, 83240 packets\n", 83240),
-    ("scale-10000", "10000 flow(s), 3 s: build 0.201 s, run 5.102 s, 4921113 events, 2365331 packets\n",
+    ("scale-10000", "10000 flow(s), 3 s: build 0.103 s, run 4.093 s, report 0.059 s, 4916667 events, "
+                    "2365331 packets\n",
      2365331),
     ("cdma1x-50", "           model    UEs     run_s       events     segments ns/ev_best  ns/ev_med ns/seg_best"
                   " ns/seg_med finish_ms       fingerprint\n"

@@ -2,8 +2,10 @@
 //! simulated seconds over a bottleneck of max(10, N) Mb/s and 25 ms with a drop-tail
 //! queue of max(100, 2N) packets (1 Mb/s and two packets per flow, so the per-flow share
 //! stays the same), probes off, once with one host pair per flow and once with every
-//! flow between one pair of hosts. Reports the build time, wall time, events per packet,
-//! wall nanoseconds per delivered packet and memory per flow: the peak resident set of a
+//! flow between one pair of hosts. Reports the build time, the run's wall time (the run
+//! alone, as the instruction counts cover it; the report `World::finish` makes after it
+//! beside it), events per packet, wall nanoseconds of the run per delivered packet and
+//! memory per flow: the peak resident set of a
 //! child process (without address-space randomisation where `setarch -R` is there) that
 //! builds and runs the scenario with the flow table on (series off),
 //! minus that of the same scenario with no flows, divided by the flows (`B/flow`), and
@@ -50,17 +52,31 @@ fn scenario(n: usize, pairs: bool, secs: &str, output: &str) -> String {
 const PROBES_OFF: &str = "flows = false\nseries_interval = \"0s\"";
 const FLOW_TABLE: &str = "flows = true\nseries_interval = \"0s\"";
 
-/// Build and run; (build s, run s, events, delivered packets). The parsed scenario is
-/// dropped once built, as `xlayer-py` does.
-fn run(s: Scenario) -> (f64, f64, u64, u64) {
+/// One scenario built and run: its seconds and what it delivered.
+struct Timed {
+    build: f64,
+    /// The run alone (`World::run_until` to the end, what the instruction counts cover).
+    run: f64,
+    /// The report `World::finish` makes after the run: a quarter of a 10,000-flow run
+    /// between one pair, 1.4% with a pair each.
+    finish: f64,
+    events: u64,
+    delivered: u64,
+}
+
+/// Build and run. The parsed scenario is dropped once built, as `xlayer-py` does.
+fn run(s: Scenario) -> Timed {
     let t = Instant::now();
-    let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
+    let mut w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
     let build = t.elapsed().as_secs_f64();
     drop(s);
+    let end = w.end();
     let t = Instant::now();
-    let r = w.finish().expect("finishes");
+    w.run_until(end);
     let run = t.elapsed().as_secs_f64();
-    (build, run, r.events, r.flows.iter().map(|f| f.rx_packets).sum())
+    let r = w.finish().expect("finishes");
+    let finish = t.elapsed().as_secs_f64() - run;
+    Timed { build, run, finish, events: r.events, delivered: r.flows.iter().map(|f| f.rx_packets).sum() }
 }
 
 /// Peak resident set of this process in KiB (Linux `VmHWM`).
@@ -134,18 +150,31 @@ fn main() {
     if flag("once") {
         let n = counts.first().copied().unwrap_or(16);
         let probes = if flag("flows") { FLOW_TABLE } else { PROBES_OFF };
-        let (build, run, events, delivered) = run(parse(&scenario(n, pairs, &format!("{secs}s"), probes)));
-        println!("{n} flow(s), {secs} s: build {build:.3} s, run {run:.3} s, {events} events, {delivered} packets");
+        let Timed { build, run, finish, events, delivered } =
+            run(parse(&scenario(n, pairs, &format!("{secs}s"), probes)));
+        println!(
+            "{n} flow(s), {secs} s: build {build:.3} s, run {run:.3} s, report {finish:.3} s, {events} events, {delivered} packets"
+        );
         return;
     }
     let counts = if counts.is_empty() { vec![1, 16, 100, 1_000, 10_000] } else { counts };
     println!(
-        "{:>7} {:>9} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>12} {:>14}",
-        "flows", "hosts", "build_s", "run_s", "events", "delivered", "ev/pkt", "ns/pkt", "B/flow", "B/flow state"
+        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>12} {:>14}",
+        "flows",
+        "hosts",
+        "build_s",
+        "run_s",
+        "report_s",
+        "events",
+        "delivered",
+        "ev/pkt",
+        "ns/pkt",
+        "B/flow",
+        "B/flow state"
     );
     for &n in &counts {
         for pairs in [true, false] {
-            let (build, run, events, delivered) = run(parse(&scenario(n, pairs, "10s", PROBES_OFF)));
+            let Timed { build, run, finish, events, delivered } = run(parse(&scenario(n, pairs, "10s", PROBES_OFF)));
             let peak = child_peak_kib(n, pairs, true);
             let per_flow = |base: Option<u64>| {
                 peak.zip(base).map_or("-".to_string(), |(peak, base)| {
@@ -154,7 +183,7 @@ fn main() {
             };
             let (memory, state) = (per_flow(child_peak_kib(0, pairs, true)), per_flow(child_peak_kib(n, pairs, false)));
             println!(
-                "{n:>7} {:>9} {build:>9.3} {run:>9.3} {events:>12} {delivered:>12} {:>9.2} {:>9.1} {memory:>12} {state:>14}",
+                "{n:>7} {:>9} {build:>9.3} {run:>9.3} {finish:>9.3} {events:>12} {delivered:>12} {:>9.2} {:>9.1} {memory:>12} {state:>14}",
                 if pairs { "per flow" } else { "one pair" },
                 events as f64 / delivered as f64,
                 run * 1e9 / delivered as f64
