@@ -57,8 +57,8 @@ struct Timed {
     build: f64,
     /// The run alone (`World::run_until` to the end, what the instruction counts cover).
     run: f64,
-    /// The report `World::finish` makes after the run: a quarter of a 10,000-flow run
-    /// between one pair, 1.4% with a pair each.
+    /// The report `World::finish` makes after the run: a fifth of a 10,000-flow run and
+    /// its report between one pair, 1.4% with a pair each.
     finish: f64,
     events: u64,
     delivered: u64,
