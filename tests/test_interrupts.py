@@ -80,9 +80,16 @@ def _no_tagged_left(tag: str, within_s: float = 5.0) -> list[int]:
     return left
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """A process started from a background job inherits SIGINT ignored, and keeps
+    ignoring it (as the shell means it to); at a terminal it starts at the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Proc:
     """`python -m xlayer.cli ARGS` in its own session (so a group SIGINT, as a terminal's
-    Ctrl-C sends, reaches only it and its children)."""
+    Ctrl-C sends, reaches only it and its children), with SIGINT at its default whatever
+    this test process inherited."""
 
     def __init__(self, argv: list[Any], cwd: Path) -> None:
         self.tag = uuid.uuid4().hex
@@ -90,6 +97,7 @@ class Proc:
             [sys.executable, "-m", "xlayer.cli", *map(str, argv)], cwd=cwd,
             env={**os.environ, TAG: self.tag}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True, start_new_session=True,
+            preexec_fn=_sigint_as_at_a_terminal,
         )
 
     def signal(self, sig: int, group: bool = False) -> None:
