@@ -21,8 +21,10 @@
 //! sizes, e.g. `-- 50 500`; `wcdma`, `shared` or `cdma1x` to run one model only, e.g. under
 //! `valgrind --tool=callgrind`; `rounds=R` for R rounds, 3 by default).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::fmt::Write;
-use std::time::Instant;
 use xlayer_sim::Scenario;
 
 const WCDMA: &str = "{ kind = \"wcdma_dch\", tti = \"20ms\", pdus_per_tti = 24, pdu_size = \"42B\", \
@@ -73,13 +75,8 @@ struct Run {
 
 fn run_once(model: &str, n: usize) -> Run {
     let s = Scenario::from_toml(&cell(n, model)).expect("valid");
-    let mut w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
-    let end = w.end();
-    let t = Instant::now();
-    w.run_until(end);
-    let run_s = t.elapsed().as_secs_f64();
-    let r = w.finish().expect("finishes");
-    let finish_s = t.elapsed().as_secs_f64() - run_s;
+    let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
+    let (run_s, finish_s, r) = common::run_timed(w);
     let segments = r.flows.iter().map(|f| f.rx_packets).sum();
     Run { run_s, finish_s, events: r.events, segments, fingerprint: r.fingerprint }
 }

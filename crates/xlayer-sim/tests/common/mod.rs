@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use xlayer_sim::{RunReport, Scenario};
+use xlayer_sim::{RunReport, Scenario, World};
 
 /// Whether a shipped scenario reads data kept outside the repository (the GPL-3.0
 /// Mahimahi traces in `<repo>/../shared`, see `scenarios/lte_trace.toml`) that this
@@ -69,6 +69,18 @@ pub fn run(toml: &str, seed: u64, run: u64) -> RunReport {
     let r = w.finish().expect("finishes");
     assert!(r.conservation.holds(), "{:?}", r.conservation);
     r
+}
+
+/// Run a built world to its end, then make its report: the run's seconds alone
+/// (`World::run_until`, what the benchmarks' instruction counts cover), the report's
+/// seconds, and the report.
+pub fn run_timed(mut w: World) -> (f64, f64, RunReport) {
+    let end = w.end();
+    let t = std::time::Instant::now();
+    w.run_until(end);
+    let run = t.elapsed().as_secs_f64();
+    let r = w.finish().expect("finishes");
+    (run, t.elapsed().as_secs_f64() - run, r)
 }
 
 /// Jain's fairness index of the values.
