@@ -90,11 +90,12 @@ struct Frame {
 }
 
 /// An admitted packet: its bytes `[start, end)` of the stream; `doomed` once RLP
-/// abandoned one of its bytes.
+/// abandoned one of its bytes; once released in order, when it reaches the mobile.
 struct Held {
     start: u64,
     end: u64,
     doomed: bool,
+    lands: SimTime,
     pkt: Packet,
 }
 
@@ -103,8 +104,11 @@ struct Mobile {
     rate: RateFn,
     fer_rng: Rng,
     loss_rng: Rng,
-    /// Admitted, neither delivered nor dropped, in stream order.
+    /// Admitted, neither delivered nor dropped, in stream order: the first `released`
+    /// received in order and waiting out `delay` (a packet stays where it was admitted
+    /// until it reaches the mobile, rather than being copied to a queue of its own).
     held: VecDeque<Held>,
+    released: usize,
     /// Offset after the last admitted byte, and of the first byte never sent.
     stream_end: u64,
     next_new: u64,
@@ -116,14 +120,12 @@ struct Mobile {
     /// First frame index not yet served, and the next frame planned (index, start).
     next_index: u64,
     planned: Option<(u64, SimTime)>,
-    /// Received in order, waiting out `delay`: (due, packet).
-    landing: VecDeque<(SimTime, Packet)>,
 }
 
 impl Mobile {
     fn due(&self) -> Option<SimTime> {
         let air = self.air.front().map(|f| f.arrive);
-        let land = self.landing.front().map(|&(t, _)| t);
+        let land = (self.released > 0).then(|| self.held[0].lands);
         [air, land, self.planned.map(|(_, t)| t)].into_iter().flatten().min()
     }
 
@@ -167,6 +169,7 @@ impl Cdma1x {
                 fer_rng: s.fer,
                 loss_rng: s.loss,
                 held: VecDeque::new(),
+                released: 0,
                 stream_end: 0,
                 next_new: 0,
                 retx: VecDeque::new(),
@@ -175,7 +178,6 @@ impl Cdma1x {
                 credit: 0,
                 next_index: 0,
                 planned: None,
-                landing: VecDeque::new(),
             })
             .collect();
         let mut by_node: Vec<(u32, usize)> = receivers.iter().enumerate().map(|(m, &n)| (n, m)).collect();
@@ -212,8 +214,9 @@ impl Cdma1x {
             self.release_in_order(m, t);
         }
         let mob = &mut self.mobiles[m];
-        while mob.landing.front().is_some_and(|&(at, _)| at <= t) {
-            let (_, pkt) = mob.landing.pop_front().expect("checked");
+        while mob.released > 0 && mob.held[0].lands <= t {
+            let pkt = mob.held.pop_front().expect("released").pkt;
+            mob.released -= 1;
             self.metrics.tx_packets += 1;
             self.metrics.tx_bytes += u64::from(pkt.size_bytes);
             self.out.push_back(LinkOutput::Delivered { pkt, node: mob.node });
@@ -237,7 +240,7 @@ impl Cdma1x {
         for range in ranges {
             if range.tries > self.cfg.rlp_max_retx {
                 // IS-707 RLP 3: after the last NAK round the receiver skips the hole.
-                for h in mob.held.iter_mut().filter(|h| h.start < range.end && range.start < h.end) {
+                for h in mob.held.iter_mut().skip(mob.released).filter(|h| h.start < range.end && range.start < h.end) {
                     h.doomed = true;
                 }
             } else {
@@ -250,15 +253,19 @@ impl Cdma1x {
     fn release_in_order(&mut self, m: usize, t: SimTime) {
         let mob = &mut self.mobiles[m];
         let upto = mob.in_order_upto();
-        while mob.held.front().is_some_and(|h| h.end <= upto) {
-            let h = mob.held.pop_front().expect("checked");
-            if h.doomed {
-                self.out.push_back(LinkOutput::Dropped { pkt: h.pkt, cause: DropCause::ArqDiscard });
+        while let Some(h) = mob.held.get_mut(mob.released).filter(|h| h.end <= upto) {
+            let cause = if h.doomed {
+                DropCause::ArqDiscard
             } else if uniform(&mut mob.loss_rng) < self.cfg.packet_loss(h.pkt.size_bytes) {
-                self.out.push_back(LinkOutput::Dropped { pkt: h.pkt, cause: DropCause::Channel });
+                DropCause::Channel
             } else {
-                mob.landing.push_back((t + self.cfg.delay, h.pkt));
-            }
+                h.lands = t + self.cfg.delay;
+                mob.released += 1;
+                continue;
+            };
+            // Behind the few packets still waiting out `delay`: a short shift.
+            let pkt = mob.held.remove(mob.released).expect("checked").pkt;
+            self.out.push_back(LinkOutput::Dropped { pkt, cause });
         }
     }
 
@@ -324,7 +331,8 @@ impl Cdma1x {
             self.out.push_back(LinkOutput::Dropped { pkt, cause: DropCause::QueueOverflow });
             return;
         }
-        mob.held.push_back(Held { start: mob.stream_end, end: mob.stream_end + size, doomed: false, pkt });
+        let (start, end) = (mob.stream_end, mob.stream_end + size);
+        mob.held.push_back(Held { start, end, doomed: false, lands: SimTime::MAX, pkt });
         mob.stream_end += size;
         self.plan(m, now);
         self.reindex(m);
@@ -357,7 +365,6 @@ impl LinkModel for Cdma1x {
     fn for_each_held(&self, f: &mut dyn FnMut(&Packet)) {
         for mob in &self.mobiles {
             mob.held.iter().for_each(|h| f(&h.pkt));
-            mob.landing.iter().for_each(|(_, p)| f(p));
         }
     }
 
