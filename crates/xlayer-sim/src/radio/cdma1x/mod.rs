@@ -81,12 +81,16 @@ struct Lost {
     ready: SimTime,
 }
 
-/// A frame in the air; its byte ranges are its mobile's next `ranges` in `air_ranges`
-/// (one or two mostly: a vector each cost a frame an allocation and its release).
-struct Frame {
+/// A byte range in a frame in the air, with the frame's arrival and fate: a frame's
+/// ranges (one or two mostly) are consecutive entries of one arrival, so a frame costs
+/// no allocation and its ranges share lines with its header's fields.
+#[derive(Clone, Copy)]
+struct InAir {
     arrive: SimTime,
+    start: u64,
+    end: u64,
+    tries: u8,
     lost: bool,
-    ranges: u32,
 }
 
 /// An admitted packet: its bytes `[start, end)` of the stream; `doomed` once RLP
@@ -113,8 +117,7 @@ struct Mobile {
     stream_end: u64,
     next_new: u64,
     retx: VecDeque<Lost>,
-    air: VecDeque<Frame>,
-    air_ranges: VecDeque<Range>,
+    air: VecDeque<InAir>,
     /// Fraction of a byte of frame capacity carried over, in bit·ns/s.
     credit: u64,
     /// First frame index not yet served, and the next frame planned (index, start).
@@ -124,7 +127,7 @@ struct Mobile {
 
 impl Mobile {
     fn due(&self) -> Option<SimTime> {
-        let air = self.air.front().map(|f| f.arrive);
+        let air = self.air.front().map(|a| a.arrive);
         let land = (self.released > 0).then(|| self.held[0].lands);
         [air, land, self.planned.map(|(_, t)| t)].into_iter().flatten().min()
     }
@@ -133,7 +136,7 @@ impl Mobile {
     /// air or awaiting retransmission, or never sent).
     fn in_order_upto(&self) -> u64 {
         let waiting = self.retx.iter().map(|l| l.range.start);
-        let flying = self.air_ranges.iter().map(|r| r.start);
+        let flying = self.air.iter().map(|a| a.start);
         waiting.chain(flying).fold(self.next_new, u64::min)
     }
 }
@@ -174,7 +177,6 @@ impl Cdma1x {
                 next_new: 0,
                 retx: VecDeque::new(),
                 air: VecDeque::new(),
-                air_ranges: VecDeque::new(),
                 credit: 0,
                 next_index: 0,
                 planned: None,
@@ -208,9 +210,8 @@ impl Cdma1x {
     /// Everything of mobile `m` due at `t`: frames arriving (they may fill holes),
     /// packets landing, then the frame starting at `t`.
     fn step(&mut self, m: usize, t: SimTime) {
-        while self.mobiles[m].air.front().is_some_and(|f| f.arrive <= t) {
-            let frame = self.mobiles[m].air.pop_front().expect("checked");
-            self.frame_arrived(m, frame);
+        while let Some(&InAir { arrive, lost, .. }) = self.mobiles[m].air.front().filter(|a| a.arrive <= t) {
+            self.frame_arrived(m, arrive, lost);
             self.release_in_order(m, t);
         }
         let mob = &mut self.mobiles[m];
@@ -230,13 +231,14 @@ impl Cdma1x {
 
     /// A frame reached the mobile: lost ranges go back for a retransmission, or are
     /// abandoned after the last try.
-    fn frame_arrived(&mut self, m: usize, frame: Frame) {
+    fn frame_arrived(&mut self, m: usize, arrive: SimTime, lost: bool) {
         let mob = &mut self.mobiles[m];
-        let ranges = mob.air_ranges.drain(..frame.ranges as usize);
-        if !frame.lost {
+        let n = mob.air.iter().take_while(|a| a.arrive == arrive).count();
+        let ranges = mob.air.drain(..n).map(|a| Range { start: a.start, end: a.end, tries: a.tries });
+        if !lost {
             return;
         }
-        let ready = frame.arrive + self.cfg.rlp_nak_delay;
+        let ready = arrive + self.cfg.rlp_nak_delay;
         for range in ranges {
             if range.tries > self.cfg.rlp_max_retx {
                 // IS-707 RLP 3: after the last NAK round the receiver skips the hole.
@@ -279,11 +281,13 @@ impl Cdma1x {
         mob.credit += rate_bps * frame_ns;
         let mut room = mob.credit / NANOBITS_PER_BYTE;
         mob.credit %= NANOBITS_PER_BYTE;
-        let in_air = mob.air_ranges.len();
+        let in_air = mob.air.len();
+        let arrive = start + self.cfg.frame;
+        let range = |start, end, tries| InAir { arrive, start, end, tries, lost: false };
         while room > 0 && mob.retx.front().is_some_and(|l| l.ready <= start) {
             let front = &mut mob.retx.front_mut().expect("checked").range;
             let n = room.min(front.end - front.start);
-            mob.air_ranges.push_back(Range { start: front.start, end: front.start + n, tries: front.tries + 1 });
+            mob.air.push_back(range(front.start, front.start + n, front.tries + 1));
             front.start += n;
             room -= n;
             if front.start == front.end {
@@ -292,15 +296,15 @@ impl Cdma1x {
         }
         if room > 0 && mob.next_new < mob.stream_end {
             let n = room.min(mob.stream_end - mob.next_new);
-            mob.air_ranges.push_back(Range { start: mob.next_new, end: mob.next_new + n, tries: 1 });
+            mob.air.push_back(range(mob.next_new, mob.next_new + n, 1));
             mob.next_new += n;
         }
-        let ranges = (mob.air_ranges.len() - in_air) as u32;
-        if ranges == 0 {
+        if mob.air.len() == in_air {
             return;
         }
-        let lost = uniform(&mut mob.fer_rng) < self.cfg.fer;
-        mob.air.push_back(Frame { arrive: start + self.cfg.frame, lost, ranges });
+        if uniform(&mut mob.fer_rng) < self.cfg.fer {
+            mob.air.range_mut(in_air..).for_each(|a| a.lost = true);
+        }
         self.metrics.tx_units += 1;
     }
 
