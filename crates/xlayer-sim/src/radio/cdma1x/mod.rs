@@ -103,26 +103,30 @@ struct Held {
     pkt: Packet,
 }
 
+/// Laid out by hand (see `LinkRt`): a mobile's step (its due instant, a frame's arrival,
+/// its next frame planned and filled) reads the first four cache lines; the rate
+/// process's random state, the loss draw and the node come after.
+#[repr(C, align(64))]
 struct Mobile {
-    node: u32,
-    rate: RateFn,
-    fer_rng: Rng,
-    loss_rng: Rng,
+    air: VecDeque<InAir>,
     /// Admitted, neither delivered nor dropped, in stream order: the first `released`
     /// received in order and waiting out `delay` (a packet stays where it was admitted
     /// until it reaches the mobile, rather than being copied to a queue of its own).
     held: VecDeque<Held>,
     released: usize,
+    /// First frame index not yet served, and the next frame planned (index, start).
+    planned: Option<(u64, SimTime)>,
+    next_index: u64,
     /// Offset after the last admitted byte, and of the first byte never sent.
     stream_end: u64,
     next_new: u64,
     retx: VecDeque<Lost>,
-    air: VecDeque<InAir>,
     /// Fraction of a byte of frame capacity carried over, in bit·ns/s.
     credit: u64,
-    /// First frame index not yet served, and the next frame planned (index, start).
-    next_index: u64,
-    planned: Option<(u64, SimTime)>,
+    fer_rng: Rng,
+    rate: RateFn,
+    loss_rng: Rng,
+    node: u32,
 }
 
 impl Mobile {
@@ -470,6 +474,17 @@ mod tests {
             check_index(&l);
         }
         assert!(woken > 300 && l.due.first().is_none(), "{woken} wake-ups");
+    }
+
+    /// The layout `Mobile`'s comment describes: what a step reads ends in the first four
+    /// of its cache lines.
+    #[test]
+    fn a_mobile_step_reads_four_lines() {
+        use std::mem::offset_of;
+        assert_eq!(std::mem::align_of::<Mobile>(), 64);
+        let hot_end = offset_of!(Mobile, rate) + rate::RateFn::HOT_BYTES;
+        assert!(hot_end <= 4 * 64, "{hot_end}");
+        assert!(offset_of!(Mobile, fer_rng) + 32 <= hot_end && offset_of!(Mobile, credit) < hot_end);
     }
 
     /// Runs the link until it has nothing left to do; returns (time, output) in order.

@@ -86,7 +86,10 @@ fn exponential(rng: &mut Rng, mean: SimDur) -> SimDur {
 
 /// Draws the piecewise-constant rate forward from `t`. Small and `Clone`.
 #[derive(Clone)]
+#[repr(C)]
 struct Generator {
+    /// The frontier: segments up to here are drawn. First, for `RateFn`'s layout.
+    t: SimTime,
     cfg: Arc<RateConfig>,
     chain: Rng,
     state: usize,
@@ -96,7 +99,6 @@ struct Generator {
     episode: Option<(SimTime, SimTime)>,
     /// First fixed episode ending after `t`.
     fixed_next: usize,
-    t: SimTime,
 }
 
 impl Generator {
@@ -177,6 +179,9 @@ impl Generator {
 }
 
 /// The rate of one mobile's bearer as a function of time.
+/// The history first, then the generator's frontier (`Generator::t`): all that a
+/// question within the known history reads, in the bearer's hot lines (`Mobile`).
+#[repr(C)]
 pub struct RateFn {
     /// Segment starts and rates, merged; segment i ends where i + 1 starts, the last at
     /// the generator's frontier.
@@ -185,6 +190,11 @@ pub struct RateFn {
 }
 
 impl RateFn {
+    /// Bytes from the start that `at` reads within the known history: the history and
+    /// the generator's frontier (checked against `Mobile`'s layout in its tests).
+    #[cfg(test)]
+    pub(crate) const HOT_BYTES: usize = std::mem::offset_of!(RateFn, gen) + std::mem::size_of::<SimTime>();
+
     pub fn new(cfg: Arc<RateConfig>, chain: Rng, episodes: Rng) -> Self {
         RateFn { history: Vec::new(), gen: Generator::new(cfg, chain, episodes) }
     }
