@@ -179,6 +179,7 @@ impl Generator {
 }
 
 /// The rate of one mobile's bearer as a function of time.
+///
 /// The history first, then the generator's frontier (`Generator::t`): all that a
 /// question within the known history reads, in the bearer's hot lines (`Mobile`).
 #[repr(C)]
