@@ -57,6 +57,12 @@ impl<T: Copy> Ring<T> {
         (self.buf, self.head) = (buf.into_boxed_slice(), 0);
     }
 
+    /// No values, without reading any.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     #[inline(always)]
     pub fn pop_front(&mut self) -> Option<T> {
         if self.len == 0 {

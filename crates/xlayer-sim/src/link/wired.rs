@@ -117,8 +117,16 @@ impl WiredDir {
         }
     }
 
-    /// Forget waiting packets whose transmission has started by `now`.
+    /// Forget waiting packets whose transmission has started by `now`. Once the line is
+    /// free (`busy_until`), every packet accepted has started: the ring is emptied without
+    /// reading its buffer, last touched when the queue last built up.
+    #[inline(always)]
     fn settle(&mut self, now: SimTime) {
+        if self.busy_until <= now {
+            self.waiting.clear();
+            self.waiting_bytes = 0;
+            return;
+        }
         while let Some(&w) = self.waiting.front() {
             if w.start > now {
                 break;
