@@ -3,6 +3,7 @@
 
 mod any;
 pub mod model;
+mod output_queue;
 mod store;
 pub mod trace;
 mod wired;

@@ -18,10 +18,10 @@
 //! earlier leave the packet out, and a drop is held back and reported at the arrival.
 
 use super::model::{Enqueued, LinkMetrics, LinkOutput, Woken};
+use super::output_queue::{OutputQueue, Waiting};
 use super::store::{Handle, PacketStore, Pipe};
 use super::DropCause;
 use crate::channel::loss::LossProcess;
-use crate::engine::Ring;
 use crate::scenario::units::QueueLimit;
 use std::collections::VecDeque;
 use xlayer_proto::{Packet, SimDur, SimTime};
@@ -52,8 +52,11 @@ pub struct WiredDir {
     pipe: Pipe,
     /// Drops decided ahead of the packet's arrival, in arrival order, reported when it
     /// arrives. Rare, and leaving from the front a few at a time: a `Vec` (a drop holds
-    /// its packet, which a `Ring`, of `Copy` values, cannot).
-    held_drops: Vec<(SimTime, LinkOutput)>,
+    /// its packet, which a `Ring`, of `Copy` values, cannot), boxed, and `None` while
+    /// there are none (a pointer in the record leaves room for the output queue's lone
+    /// packet).
+    #[allow(clippy::box_collection)]
+    held_drops: Option<Box<Vec<(SimTime, LinkOutput)>>>,
     /// Its tag is where `AnyLink` keeps which model it holds (the niche rustc chooses):
     /// every call through `AnyLink` reads it, so it shares the held drops' line, which a
     /// wake-up reads anyway.
@@ -62,7 +65,7 @@ pub struct WiredDir {
     busy_until: SimTime,
     last_transmission: SimDur,
     /// Accepted packets that have not started yet, in start order.
-    waiting: Ring<Waiting>,
+    waiting: OutputQueue,
     pub delay: SimDur,
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -85,14 +88,6 @@ enum LastWire {
     HeldLost,
 }
 
-/// A packet in the output queue: when it reaches the input, when it starts, its size.
-#[derive(Clone, Copy)]
-struct Waiting {
-    arrival: SimTime,
-    start: SimTime,
-    bytes: u32,
-}
-
 impl WiredDir {
     pub fn new(to_node: u32, rate_bps: u64, delay: SimDur, limit: QueueLimit) -> Self {
         WiredDir {
@@ -103,7 +98,7 @@ impl WiredDir {
             delay,
             limit,
             loss: None,
-            waiting: Ring::default(),
+            waiting: OutputQueue::default(),
             waiting_bytes: 0,
             pipe: Pipe::default(),
             busy_until: SimTime::ZERO,
@@ -112,7 +107,7 @@ impl WiredDir {
             tx_packets: 0,
             tx_bytes: 0,
             out: VecDeque::new(),
-            held_drops: Vec::new(),
+            held_drops: None,
             last_wire: LastWire::None,
         }
     }
@@ -127,13 +122,7 @@ impl WiredDir {
             self.waiting_bytes = 0;
             return;
         }
-        while let Some(&w) = self.waiting.front() {
-            if w.start > now {
-                break;
-            }
-            self.waiting.pop_front();
-            self.waiting_bytes -= w.bytes as u64;
-        }
+        self.waiting_bytes -= self.waiting.pop_started(now);
     }
 
     /// Packets and bytes in the output queue at `t` (not counting the one on the line):
@@ -213,12 +202,12 @@ impl WiredDir {
     /// wake-up asked for is the new earliest deadline, if the packet made one.
     #[inline(always)]
     pub fn enqueue_at(&mut self, now: SimTime, arrival: SimTime, h: Handle, store: &mut PacketStore) -> Enqueued {
-        let (pipe_empty, held_empty) = (self.pipe.is_empty(), self.held_drops.is_empty());
+        let (pipe_empty, held_empty) = (self.pipe.is_empty(), self.held_drops.is_none());
         match self.admit(now, arrival, h.size_bytes) {
             Ok(landing) => {
                 store.push_back(&mut self.pipe, landing, h);
                 self.last_wire = LastWire::Pipe;
-                let earliest = pipe_empty && self.held_drops.first().is_none_or(|&(at, _)| landing < at);
+                let earliest = pipe_empty && self.first_held().is_none_or(|at| landing < at);
                 Enqueued::Quiet { wake: earliest.then_some(landing) }
             }
             Err(cause) if arrival == now => {
@@ -234,10 +223,21 @@ impl WiredDir {
         }
     }
 
+    /// The drops held until their packets arrive, in arrival order.
+    fn held(&self) -> &[(SimTime, LinkOutput)] {
+        self.held_drops.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// When the first held drop's packet arrives.
+    #[inline(always)]
+    fn first_held(&self) -> Option<SimTime> {
+        self.held_drops.as_ref().map(|h| h[0].0)
+    }
+
     /// A drop decided ahead of the packet's arrival, reported when it arrives.
     fn hold_drop(&mut self, arrival: SimTime, pkt: Packet, cause: DropCause) {
         self.last_wire = if cause == DropCause::Channel { LastWire::HeldLost } else { LastWire::None };
-        self.held_drops.push((arrival, LinkOutput::Dropped { pkt, cause }));
+        self.held_drops.get_or_insert_default().push((arrival, LinkOutput::Dropped { pkt, cause }));
     }
 
     /// Accept a packet reaching the input at `arrival` but keep it out of the pipe: its
@@ -277,9 +277,12 @@ impl WiredDir {
     /// Lands the head of the pipe if it is due: one packet per wake-up. Held drops that
     /// are due are reported first.
     pub fn handle_timeout(&mut self, now: SimTime, store: &mut PacketStore) -> Woken<Handle> {
-        if self.held_drops.first().is_some_and(|&(at, _)| at <= now) {
-            let due = self.held_drops.iter().take_while(|&&(at, _)| at <= now).count();
-            self.out.extend(self.held_drops.drain(..due).map(|(_, drop)| drop));
+        if let Some(held) = self.held_drops.as_mut().filter(|h| h[0].0 <= now) {
+            let due = held.iter().take_while(|&&(at, _)| at <= now).count();
+            self.out.extend(held.drain(..due).map(|(_, drop)| drop));
+            if held.is_empty() {
+                self.held_drops = None;
+            }
             return Woken::Drain;
         }
         if self.pipe.front().is_none_or(|(at, _)| at > now) {
@@ -291,8 +294,8 @@ impl WiredDir {
 
     pub fn poll_timeout(&self) -> Option<SimTime> {
         let landing = self.pipe.front().map(|(at, _)| at);
-        match self.held_drops.first() {
-            Some(&(at, _)) => Some(landing.map_or(at, |l| l.min(at))),
+        match self.first_held() {
+            Some(at) => Some(landing.map_or(at, |l| l.min(at))),
             None => landing,
         }
     }
@@ -305,7 +308,7 @@ impl WiredDir {
     /// The pipe, and the drops held until their packets arrive (still in flight upstream).
     pub fn for_each_held(&self, store: &PacketStore, f: &mut dyn FnMut(&Packet)) {
         store.pipe_iter(&self.pipe).for_each(|(_, h)| f(store.get(h)));
-        for (_, drop) in &self.held_drops {
+        for (_, drop) in self.held() {
             if let LinkOutput::Dropped { pkt, .. } = drop {
                 f(pkt);
             }
@@ -370,7 +373,7 @@ impl WiredDir {
                 Some(LinkOutput::Dropped { pkt, .. }) => Some(pkt),
                 _ => None,
             },
-            LastWire::HeldLost => match self.held_drops.last() {
+            LastWire::HeldLost => match self.held().last() {
                 Some((_, LinkOutput::Dropped { pkt, .. })) => Some(pkt),
                 _ => None,
             },
