@@ -119,7 +119,7 @@ mod tests {
     }
 
     /// Every operation against a `VecDeque` of the same packets, through pushes and pops
-    /// at both ends that leave the last packet beside the ring or in it.
+    /// at both ends that leave a lone packet beside the ring, or the ring alone.
     #[test]
     fn the_queue_is_the_deque_of_its_packets() {
         let (mut q, mut model) = (OutputQueue::default(), VecDeque::new());

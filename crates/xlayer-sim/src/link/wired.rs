@@ -58,8 +58,7 @@ pub struct WiredDir {
     #[allow(clippy::box_collection)]
     held_drops: Option<Box<Vec<(SimTime, LinkOutput)>>>,
     /// Its tag is where `AnyLink` keeps which model it holds (the niche rustc chooses):
-    /// every call through `AnyLink` reads it, so it shares the held drops' line, which a
-    /// wake-up reads anyway.
+    /// every call through `AnyLink` reads it, at the start of the record's second line.
     pub limit: QueueLimit,
     waiting_bytes: u64,
     busy_until: SimTime,
