@@ -4,8 +4,10 @@
 //! stays the same), probes off, once with one host pair per flow and once with every
 //! flow between one pair of hosts. Reports the build time, the run's wall time (the run
 //! alone, as the instruction counts cover it; the report `World::finish` makes after it
-//! beside it), events per packet, wall nanoseconds of the run per delivered packet and
-//! memory per flow: the peak resident set of a
+//! beside it), events per packet, wall nanoseconds of the run per delivered packet, the
+//! most packets held at once (`held_MB`, their store slots: at 10,000 flows more than
+//! the last-level cache a shared machine gives a run, docs/performance.md, "The cache
+//! this machine gives a run") and memory per flow: the peak resident set of a
 //! child process (without address-space randomisation where `setarch -R` is there) that
 //! builds and runs the scenario with the flow table on (series off),
 //! minus that of the same scenario with no flows, divided by the flows (`B/flow`), and
@@ -62,16 +64,24 @@ struct Timed {
     finish: f64,
     events: u64,
     delivered: u64,
+    /// The most packets held at once, and the bytes of their store slots.
+    held: (usize, usize),
 }
 
 /// Build and run. The parsed scenario is dropped once built, as `xlayer-py` does.
 fn run(s: Scenario) -> Timed {
     let t = Instant::now();
-    let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
+    let mut w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
     let build = t.elapsed().as_secs_f64();
     drop(s);
-    let (run, finish, r) = common::run_timed(w);
-    Timed { build, run, finish, events: r.events, delivered: r.flows.iter().map(|f| f.rx_packets).sum() }
+    let t = Instant::now();
+    w.run_until(w.end());
+    let run = t.elapsed().as_secs_f64();
+    let held = w.packets_held_peak();
+    let t = Instant::now();
+    let r = w.finish().expect("finishes");
+    let finish = t.elapsed().as_secs_f64();
+    Timed { build, run, finish, events: r.events, delivered: r.flows.iter().map(|f| f.rx_packets).sum(), held }
 }
 
 /// Peak resident set of this process in KiB (Linux `VmHWM`).
@@ -145,16 +155,18 @@ fn main() {
     if flag("once") {
         let n = counts.first().copied().unwrap_or(16);
         let probes = if flag("flows") { FLOW_TABLE } else { PROBES_OFF };
-        let Timed { build, run, finish, events, delivered } =
+        let Timed { build, run, finish, events, delivered, held } =
             run(parse(&scenario(n, pairs, &format!("{secs}s"), probes)));
         println!(
-            "{n} flow(s), {secs} s: build {build:.3} s, run {run:.3} s, report {finish:.3} s, {events} events, {delivered} packets"
+            "{n} flow(s), {secs} s: build {build:.3} s, run {run:.3} s, report {finish:.3} s, {events} events, {delivered} packets, {} held at once ({:.2} MB)",
+            held.0,
+            held.1 as f64 / 1e6
         );
         return;
     }
     let counts = if counts.is_empty() { vec![1, 16, 100, 1_000, 10_000] } else { counts };
     println!(
-        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>12} {:>14}",
+        "{:>7} {:>9} {:>9} {:>9} {:>9} {:>12} {:>12} {:>9} {:>9} {:>10} {:>12} {:>14}",
         "flows",
         "hosts",
         "build_s",
@@ -164,12 +176,14 @@ fn main() {
         "delivered",
         "ev/pkt",
         "ns/pkt",
+        "held_MB",
         "B/flow",
         "B/flow state"
     );
     for &n in &counts {
         for pairs in [true, false] {
-            let Timed { build, run, finish, events, delivered } = run(parse(&scenario(n, pairs, "10s", PROBES_OFF)));
+            let Timed { build, run, finish, events, delivered, held } =
+                run(parse(&scenario(n, pairs, "10s", PROBES_OFF)));
             let peak = child_peak_kib(n, pairs, true);
             let per_flow = |base: Option<u64>| {
                 peak.zip(base).map_or("-".to_string(), |(peak, base)| {
@@ -178,10 +192,11 @@ fn main() {
             };
             let (memory, state) = (per_flow(child_peak_kib(0, pairs, true)), per_flow(child_peak_kib(n, pairs, false)));
             println!(
-                "{n:>7} {:>9} {build:>9.3} {run:>9.3} {finish:>9.3} {events:>12} {delivered:>12} {:>9.2} {:>9.1} {memory:>12} {state:>14}",
+                "{n:>7} {:>9} {build:>9.3} {run:>9.3} {finish:>9.3} {events:>12} {delivered:>12} {:>9.2} {:>9.1} {:>10.2} {memory:>12} {state:>14}",
                 if pairs { "per flow" } else { "one pair" },
                 events as f64 / delivered as f64,
-                run * 1e9 / delivered as f64
+                run * 1e9 / delivered as f64,
+                held.1 as f64 / 1e6
             );
         }
     }

@@ -133,6 +133,13 @@ impl World {
     pub fn uses_randomness(&self) -> bool {
         self.uses_randomness
     }
+    /// The most packets the packet store held at once so far (those on wired directions
+    /// and between hops; `link/store.rs`), and the bytes of their slots: what a run's
+    /// packets in flight ask of the caches (docs/performance.md, "The cache this machine
+    /// gives a run").
+    pub fn packets_held_peak(&self) -> (usize, usize) {
+        self.packets.peak()
+    }
     /// The id of the node with this name (for `add_flow`).
     pub fn node(&self, name: &str) -> Option<u32> {
         self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)

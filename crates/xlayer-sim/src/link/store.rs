@@ -153,6 +153,12 @@ impl PacketStore {
         })
     }
 
+    /// The most packets held at once, and the bytes of their slots: a slot is added only
+    /// when none is free.
+    pub(crate) fn peak(&self) -> (usize, usize) {
+        (self.slots.len(), self.slots.len() * std::mem::size_of::<Slot>())
+    }
+
     /// Packets held.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -189,6 +195,23 @@ mod tests {
         s.free(h[2]);
         assert_eq!(s.len(), 4);
         assert_eq!(s.put(pkt(6)), h[2], "a freed slot is reused like a taken one");
+    }
+
+    /// The peak is the most packets held at once, whatever was freed since.
+    #[test]
+    fn the_peak_is_the_most_packets_held_at_once() {
+        let mut s = PacketStore::default();
+        let size = std::mem::size_of::<Slot>();
+        assert_eq!(s.peak(), (0, 0));
+        let h: Vec<Handle> = (0..3).map(|uid| s.put(pkt(uid))).collect();
+        s.free(h[0]);
+        s.take(h[1]);
+        assert_eq!(s.peak(), (3, 3 * size), "freeing lowers the packets held, not the peak");
+        s.put(pkt(3));
+        s.put(pkt(4));
+        assert_eq!(s.peak(), (3, 3 * size), "three held again: no new peak");
+        s.put(pkt(5));
+        assert_eq!(s.peak(), (4, 4 * size));
     }
 
     /// Pipes through the store give back their packets in the order they joined, with
