@@ -4,9 +4,9 @@
 //!
 //! A chain of dependent loads through a buffer of N bytes, one 64-byte line after
 //! another in a random order that visits every line once and returns to the first (no
-//! hardware prefetcher can guess the next line): each load waits for the one before, so the
-//! time a step is the latency of wherever a buffer of that size lives (L1, L2, the last
-//! level, or memory). Each round takes every size in turn and the report gives the
+//! hardware prefetcher can guess the next line): each load waits for the one before,
+//! so the time a step is the latency of wherever a buffer of that size lives (L1, L2,
+//! the last level, or memory). Each round takes every size in turn and the report gives the
 //! best and the median over rounds: on a shared machine the share of the last-level
 //! cache a process gets moves from minute to minute, and so does the size where the
 //! latency jumps.
