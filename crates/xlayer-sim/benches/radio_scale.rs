@@ -76,7 +76,7 @@ struct Run {
 fn run_once(model: &str, n: usize) -> Run {
     let s = Scenario::from_toml(&cell(n, model)).expect("valid");
     let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
-    let (run_s, finish_s, r) = common::run_timed(w);
+    let (run_s, finish_s, r, _) = common::run_timed(w);
     let segments = r.flows.iter().map(|f| f.rx_packets).sum();
     Run { run_s, finish_s, events: r.events, segments, fingerprint: r.fingerprint }
 }

@@ -71,16 +71,10 @@ struct Timed {
 /// Build and run. The parsed scenario is dropped once built, as `xlayer-py` does.
 fn run(s: Scenario) -> Timed {
     let t = Instant::now();
-    let mut w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
+    let w = xlayer_sim::build(&s, 1, 0, None).expect("builds");
     let build = t.elapsed().as_secs_f64();
     drop(s);
-    let t = Instant::now();
-    w.run_until(w.end());
-    let run = t.elapsed().as_secs_f64();
-    let held = w.packets_held_peak();
-    let t = Instant::now();
-    let r = w.finish().expect("finishes");
-    let finish = t.elapsed().as_secs_f64();
+    let (run, finish, r, held) = common::run_timed(w);
     Timed { build, run, finish, events: r.events, delivered: r.flows.iter().map(|f| f.rx_packets).sum(), held }
 }
 

@@ -73,14 +73,16 @@ pub fn run(toml: &str, seed: u64, run: u64) -> RunReport {
 
 /// Run a built world to its end, then make its report: the run's seconds alone
 /// (`World::run_until`, what the benchmarks' instruction counts cover), the report's
-/// seconds, and the report.
-pub fn run_timed(mut w: World) -> (f64, f64, RunReport) {
+/// seconds, the report, and the most packets held at once with their slots' bytes
+/// (`World::packets_held_peak`).
+pub fn run_timed(mut w: World) -> (f64, f64, RunReport, (usize, usize)) {
     let end = w.end();
     let t = std::time::Instant::now();
     w.run_until(end);
     let run = t.elapsed().as_secs_f64();
+    let held = w.packets_held_peak();
     let r = w.finish().expect("finishes");
-    (run, t.elapsed().as_secs_f64() - run, r)
+    (run, t.elapsed().as_secs_f64() - run, r, held)
 }
 
 /// Jain's fairness index of the values.
