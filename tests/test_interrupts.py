@@ -94,7 +94,8 @@ class Proc:
     def __init__(self, argv: list[Any], cwd: Path) -> None:
         self.tag = uuid.uuid4().hex
         self.p = subprocess.Popen(
-            [sys.executable, "-m", "xlayer.cli", *map(str, argv)], cwd=cwd,
+            # -X faulthandler: SIGABRT prints every thread's stack, for a failure's report.
+            [sys.executable, "-X", "faulthandler", "-m", "xlayer.cli", *map(str, argv)], cwd=cwd,
             env={**os.environ, TAG: self.tag}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True, start_new_session=True,
             preexec_fn=_sigint_as_at_a_terminal,
@@ -136,6 +137,36 @@ def _wait_for_staging(proc: Proc, parent: Path, timeout: float = 30.0) -> None:
         assert proc.p.poll() is None, proc.stderr()
         assert time.monotonic() < deadline, "the run never started writing"
         time.sleep(0.01)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "(gone)"
+
+
+def _workers(tag: str) -> list[int]:
+    return [pid for pid in _tagged(tag) if "multiprocessing.spawn" in _cmdline(pid)]
+
+
+def _wait_for_workers(proc: Proc, n: int, timeout: float = 60.0) -> None:
+    """Wait until the sweep has `n` workers; else fail with what was running, and the
+    sweep's own stack (its faulthandler's, on SIGABRT)."""
+    deadline = time.monotonic() + timeout
+    while len(_workers(proc.tag)) < n:
+        if proc.p.poll() is not None or time.monotonic() > deadline:
+            running = {pid: _cmdline(pid) for pid in _tagged(proc.tag)}
+            proc.signal(signal.SIGABRT)
+            try:
+                proc.p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+            proc.kill_all()
+            pytest.fail(f"the sweep started fewer than {n} workers (exit {proc.p.returncode});"
+                        f" running: {running}; its stderr:\n{proc.stderr()}")
+        time.sleep(0.05)
 
 
 def _identity(target: Path) -> Any:
@@ -202,9 +233,7 @@ def test_sweep_interrupt_stops_workers(
     proc = Proc(["sweep", long_scenario, "--seeds", "1-6", "-j", "2", "--out", "sw", "-q"],
                 tmp_path)
     _wait_for_staging(proc, tmp_path)
-    deadline = time.monotonic() + 30
-    while len(_tagged(proc.tag)) < 3 and time.monotonic() < deadline:  # parent + 2 workers
-        time.sleep(0.05)
+    _wait_for_workers(proc, 2)
     time.sleep(1.0)  # the workers are inside their first run
     sent = time.monotonic()
     proc.signal(sig, group=group)
@@ -220,10 +249,7 @@ def test_sweep_parent_killed_leaves_no_worker(tmp_path: Path, long_scenario: Pat
     proc = Proc(["sweep", long_scenario, "--seeds", "1-6", "-j", "2", "--out", "sw", "-q"],
                 tmp_path)
     _wait_for_staging(proc, tmp_path)
-    deadline = time.monotonic() + 30
-    while len(_tagged(proc.tag)) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(_tagged(proc.tag)) >= 3
+    _wait_for_workers(proc, 2)
     proc.signal(signal.SIGKILL)
     assert proc.wait(timeout=5) == -signal.SIGKILL
     assert _no_tagged_left(proc.tag, within_s=3.0) == []
