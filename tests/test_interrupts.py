@@ -73,11 +73,21 @@ def _tagged(tag: str) -> list[int]:
     return pids
 
 
+POLL_S = 0.05
+
+
+def _polls(seconds: float) -> range:
+    """Polls `POLL_S` apart that span `seconds` of waiting: counted, not clocked, so a
+    stall of the whole machine (a paused VM) cannot use them up while nothing runs."""
+    return range(max(1, round(seconds / POLL_S)))
+
+
 def _no_tagged_left(tag: str, within_s: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + within_s
-    while (left := _tagged(tag)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
+    for _ in _polls(within_s):
+        if not _tagged(tag):
+            return []
+        time.sleep(POLL_S)
+    return _tagged(tag)
 
 
 def _sigint_as_at_a_terminal() -> None:
@@ -132,11 +142,12 @@ def _staging(parent: Path) -> list[str]:
 
 
 def _wait_for_staging(proc: Proc, parent: Path, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not _staging(parent):
+    for _ in _polls(timeout):
+        if _staging(parent):
+            return
         assert proc.p.poll() is None, proc.stderr()
-        assert time.monotonic() < deadline, "the run never started writing"
-        time.sleep(0.01)
+        time.sleep(POLL_S)
+    pytest.fail("the run never started writing")
 
 
 def _cmdline(pid: int) -> str:
@@ -151,22 +162,24 @@ def _workers(tag: str) -> list[int]:
     return [pid for pid in _tagged(tag) if "multiprocessing.spawn" in _cmdline(pid)]
 
 
-def _wait_for_workers(proc: Proc, n: int, timeout: float = 60.0) -> None:
+def _wait_for_workers(proc: Proc, n: int, timeout: float = 30.0) -> None:
     """Wait until the sweep has `n` workers; else fail with what was running, and the
     sweep's own stack (its faulthandler's, on SIGABRT)."""
-    deadline = time.monotonic() + timeout
-    while len(_workers(proc.tag)) < n:
-        if proc.p.poll() is not None or time.monotonic() > deadline:
-            running = {pid: _cmdline(pid) for pid in _tagged(proc.tag)}
-            proc.signal(signal.SIGABRT)
-            try:
-                proc.p.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
-            proc.kill_all()
-            pytest.fail(f"the sweep started fewer than {n} workers (exit {proc.p.returncode});"
-                        f" running: {running}; its stderr:\n{proc.stderr()}")
-        time.sleep(0.05)
+    for _ in _polls(timeout):
+        if len(_workers(proc.tag)) >= n:
+            return
+        if proc.p.poll() is not None:
+            break
+        time.sleep(POLL_S)
+    running = {pid: _cmdline(pid) for pid in _tagged(proc.tag)}
+    proc.signal(signal.SIGABRT)
+    try:
+        proc.p.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
+    proc.kill_all()
+    pytest.fail(f"the sweep started fewer than {n} workers (exit {proc.p.returncode});"
+                f" running: {running}; its stderr:\n{proc.stderr()}")
 
 
 def _identity(target: Path) -> Any:
